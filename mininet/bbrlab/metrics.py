@@ -1,0 +1,324 @@
+"""Pure metric functions on plain numbers and (t, value) series; no I/O.
+
+This is the "metrics" arrow: parsers hand over numbers, claims and plots take
+these results. Every function rejects input it cannot give a meaningful answer
+for (empty, zero duration, negative rates) with a ValueError that says why,
+instead of letting a ZeroDivisionError or a NaN leak into a figure.
+
+Series are sequences of (t, value) pairs sorted by t, in seconds and bit/s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+Series = Sequence[tuple[float, float]]
+
+
+class IntervalLike(Protocol):
+    """What throughput_series needs from an iperf3 interval (parsers.Interval)."""
+
+    start: float
+    end: float
+    bytes: int
+
+
+# ---------------------------------------------------------------- distributions
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """q-th percentile (0..100) with linear interpolation between order statistics.
+
+    Same definition as numpy's default ("linear"), so numbers match other tools.
+    """
+    if not values:
+        raise ValueError("percentile of an empty sequence")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile q must be within 0..100, got {q}")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    """n, mean, p5, p25, p50, p75, p95, p99, min, max: the fields every report table uses."""
+    if not values:
+        raise ValueError("summary of an empty sequence")
+    out: dict[str, float] = {"n": len(values), "mean": statistics.fmean(values)}
+    for q in (5, 25, 50, 75, 95, 99):
+        out[f"p{q}"] = percentile(values, q)
+    out["min"] = min(values)
+    out["max"] = max(values)
+    return out
+
+
+# ---------------------------------------------------------------- throughput
+
+
+def goodput_bps(nbytes: float, seconds: float) -> float:
+    """Application bytes delivered over a duration, in bit/s."""
+    if seconds <= 0:
+        raise ValueError(f"goodput needs a positive duration, got {seconds} s")
+    if nbytes < 0:
+        raise ValueError(f"goodput needs a non-negative byte count, got {nbytes}")
+    return 8.0 * nbytes / seconds
+
+
+def _checked_spans(intervals: Sequence[IntervalLike]) -> list[tuple[float, float, float]]:
+    """(start, end, bytes) of each interval; empty zero-length ones are dropped.
+
+    iperf3 may close a test with a 0-second, 0-byte interval: nothing to report.
+    Bytes in a zero-length interval would be an infinite rate: that is an error.
+    """
+    spans = []
+    for i, iv in enumerate(intervals):
+        if iv.end <= iv.start:
+            if iv.bytes:
+                raise ValueError(f"interval {i} has {iv.bytes} bytes but no duration")
+            continue
+        spans.append((float(iv.start), float(iv.end), float(iv.bytes)))
+    return spans
+
+
+def throughput_series(
+    intervals: Sequence[IntervalLike], window: float | None = None
+) -> list[tuple[float, float]]:
+    """(t_mid, bit/s) per interval, or re-binned into `window`-second bins.
+
+    Re-binning is byte-accurate: each interval's bytes are spread evenly over
+    its span and split between the bins it overlaps, so intervals need not
+    align with bins. Bins start at the first interval's start; the last bin is
+    cut at the last interval's end (its rate uses the shorter width).
+    """
+    spans = _checked_spans(intervals)
+    if not spans:
+        raise ValueError("throughput_series needs at least one non-empty interval")
+    if window is None:
+        return [((s + e) / 2, 8 * b / (e - s)) for s, e, b in spans]
+    if window <= 0:
+        raise ValueError(f"window must be positive, got {window}")
+    origin, finish = spans[0][0], max(e for _, e, _ in spans)
+    nbins = max(1, math.ceil((finish - origin) / window - 1e-9))
+    binned = [0.0] * nbins
+    for s, e, b in spans:
+        rate = b / (e - s)  # bytes per second within this interval
+        first, last = int((s - origin) // window), int((e - origin) // window)
+        for k in range(max(first, 0), min(last, nbins - 1) + 1):
+            lo, hi = origin + k * window, origin + (k + 1) * window
+            binned[k] += rate * max(0.0, min(e, hi) - max(s, lo))
+    out = []
+    for k, nbytes in enumerate(binned):
+        lo, hi = origin + k * window, min(origin + (k + 1) * window, finish)
+        out.append(((lo + hi) / 2, 8 * nbytes / (hi - lo)))
+    return out
+
+
+def utilization(total_bps: float, link_bps: float) -> float:
+    """Share of the bottleneck used by all flows together (may exceed 1 with bursts)."""
+    if link_bps <= 0:
+        raise ValueError(f"link rate must be positive, got {link_bps}")
+    return total_bps / link_bps
+
+
+def ideal_goodput_bps(link_bps: float, loss: float) -> float:
+    """Best goodput a loss-agnostic sender could get: link * (1 - loss)."""
+    if not 0 <= loss <= 1:
+        raise ValueError(f"loss must be a fraction within 0..1, got {loss}")
+    if link_bps < 0:
+        raise ValueError(f"link rate must be non-negative, got {link_bps}")
+    return link_bps * (1.0 - loss)
+
+
+def steady_state(series: Series, skip_s: float) -> float:
+    """Mean value after skipping the first skip_s seconds (startup) of the series."""
+    if not series:
+        raise ValueError("steady_state of an empty series")
+    cutoff = series[0][0] + skip_s
+    tail = [v for t, v in series if t >= cutoff]
+    if not tail:
+        raise ValueError(f"no samples left after skipping {skip_s} s of startup")
+    return statistics.fmean(tail)
+
+
+# ---------------------------------------------------------------- fairness
+
+
+@dataclass(frozen=True)
+class AlignedSeries:
+    """Several flows' series on one time grid.
+
+    values[i][k] is flow k at times[i] (0.0 when inactive); active[i][k] says
+    whether flow k had started and not yet ended then, so that Jain's index can
+    leave out flows that are not running rather than count them as starved.
+    """
+
+    times: tuple[float, ...]
+    values: tuple[tuple[float, ...], ...]
+    active: tuple[tuple[bool, ...], ...]
+
+
+def _interpolate(series: Series, t: float) -> float | None:
+    """Linear interpolation of series at t; None outside its first..last sample."""
+    eps = 1e-9
+    if not series or t < series[0][0] - eps or t > series[-1][0] + eps:
+        return None
+    for (t0, v0), (t1, v1) in itertools.pairwise(series):
+        if t0 - eps <= t <= t1 + eps:
+            return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return series[-1][1]  # single-sample series at exactly its time
+
+
+def align_series(series_list: Sequence[Series], step: float) -> AlignedSeries:
+    """Resample flows onto a common grid of `step` seconds for fairness metrics.
+
+    The grid runs from the earliest to the latest sample of any flow. A flow is
+    active from its first to its last sample; inside that span its value is
+    linearly interpolated, outside it is 0.0.
+    """
+    if step <= 0:
+        raise ValueError(f"step must be positive, got {step}")
+    if not series_list or not any(series_list):
+        raise ValueError("align_series needs at least one non-empty series")
+    start = min(s[0][0] for s in series_list if s)
+    end = max(s[-1][0] for s in series_list if s)
+    count = math.floor((end - start) / step + 1e-9) + 1
+    times = tuple(start + i * step for i in range(count))
+    values, active = [], []
+    for t in times:
+        row = [_interpolate(s, t) for s in series_list]
+        values.append(tuple(0.0 if v is None else v for v in row))
+        active.append(tuple(v is not None for v in row))
+    return AlignedSeries(times, tuple(values), tuple(active))
+
+
+def jain_index(xs: Sequence[float], mask: Sequence[bool] | None = None) -> float:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = equal, 1/n = one flow has all.
+
+    mask selects the flows to count (inactive ones are left out, not zeros).
+    All-zero input is defined as 1.0: nobody gets anything, which is equal;
+    a stalled link is a utilization problem, not a fairness one.
+    """
+    if mask is not None:
+        if len(mask) != len(xs):
+            raise ValueError(f"mask has {len(mask)} entries for {len(xs)} values")
+        xs = [x for x, keep in zip(xs, mask, strict=True) if keep]
+    if not xs:
+        raise ValueError("jain_index needs at least one (active) value")
+    if any(x < 0 for x in xs):
+        raise ValueError("jain_index is defined for non-negative values only")
+    squares = sum(x * x for x in xs)
+    if squares == 0:
+        return 1.0
+    return sum(xs) ** 2 / (len(xs) * squares)
+
+
+def jain_over_time(
+    aligned: AlignedSeries, active_mask: Sequence[Sequence[bool]] | None = None
+) -> list[tuple[float, float]]:
+    """(t, J) at each grid time that has at least one active flow.
+
+    active_mask defaults to aligned.active; pass another one e.g. to ignore a
+    flow's first seconds.
+    """
+    mask = aligned.active if active_mask is None else active_mask
+    if len(mask) != len(aligned.times):
+        raise ValueError(f"active_mask has {len(mask)} rows for {len(aligned.times)} times")
+    return [
+        (t, jain_index(row, keep))
+        for t, row, keep in zip(aligned.times, aligned.values, mask, strict=True)
+        if any(keep)
+    ]
+
+
+def _first_sustained(
+    series: Series, ok: Callable[[float], bool], hold: float, after: float
+) -> float | None:
+    """First sample time >= after from which ok(value) holds for `hold` seconds.
+
+    Samples later than t + hold are not looked at; a run of good samples that
+    reaches the end of the series counts as sustained ("or until the end").
+    """
+    if hold < 0:
+        raise ValueError(f"hold must be non-negative, got {hold}")
+    candidate: float | None = None
+    for t, v in series:
+        if t < after:
+            continue
+        if not ok(v):
+            candidate = None
+            continue
+        if candidate is None:
+            candidate = t
+        if t - candidate >= hold:
+            return candidate
+    return candidate
+
+
+def convergence_time(
+    jain_series: Series, threshold: float = 0.9, hold: float = 1.0
+) -> float | None:
+    """First time (series clock) after which J stays >= threshold for `hold` s.
+
+    "Stays" also holds when the series ends before `hold` has passed; callers
+    subtract the start of the competing flow to get a duration. None if never.
+    """
+    if not jain_series:
+        raise ValueError("convergence_time of an empty series")
+    return _first_sustained(jain_series, lambda j: j >= threshold, hold, jain_series[0][0])
+
+
+def adaptation_time(
+    series: Series,
+    change_t: float,
+    target_bps: float,
+    frac: float = 0.9,
+    hold: float = 1.0,
+) -> float | None:
+    """Seconds after change_t until the rate settles near target_bps for `hold` s.
+
+    The direction comes from the last sample before change_t: if the target is
+    above it (capacity rose) the rate must reach >= frac * target from below;
+    otherwise (capacity fell) it must come down to <= (2 - frac) * target,
+    i.e. the same relative band from above. None if it never settles.
+    """
+    if not 0 < frac <= 1:
+        raise ValueError(f"frac must be within (0, 1], got {frac}")
+    if target_bps <= 0:
+        raise ValueError(f"target rate must be positive, got {target_bps}")
+    before = [v for t, v in series if t < change_t]
+    if not before:
+        raise ValueError(f"no sample before the change at t={change_t} to tell its direction")
+    if target_bps >= before[-1]:
+        def ok(v: float) -> bool:
+            return v >= frac * target_bps
+    else:
+        def ok(v: float) -> bool:
+            return v <= (2 - frac) * target_bps
+    settled = _first_sustained(series, ok, hold, change_t)
+    return None if settled is None else settled - change_t
+
+
+# ---------------------------------------------------------------- delay
+
+
+def queue_delay_ms(
+    rtt_samples_ms: Sequence[float], base_rtt_ms: float | None = None
+) -> list[float]:
+    """Queueing delay of each RTT sample: rtt - base, floored at 0.
+
+    base_rtt_ms defaults to the smallest sample (the usual estimate of the
+    propagation RTT when the configured one is not known).
+    """
+    if not rtt_samples_ms:
+        raise ValueError("queue_delay_ms of an empty sequence")
+    base = min(rtt_samples_ms) if base_rtt_ms is None else base_rtt_ms
+    if base < 0:
+        raise ValueError(f"base RTT must be non-negative, got {base}")
+    return [max(0.0, rtt - base) for rtt in rtt_samples_ms]
