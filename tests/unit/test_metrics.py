@@ -1,0 +1,198 @@
+"""Metric functions on hand-computable inputs, edge cases and error messages."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from bbrlab.metrics import (
+    adaptation_time,
+    align_series,
+    convergence_time,
+    goodput_bps,
+    ideal_goodput_bps,
+    jain_index,
+    jain_over_time,
+    percentile,
+    queue_delay_ms,
+    steady_state,
+    summary,
+    throughput_series,
+    utilization,
+)
+from bbrlab.parsers import Interval, parse_iperf3
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def iv(start: float, end: float, nbytes: int) -> Interval:
+    return Interval(start, end, nbytes, 0.0, None, None, None)
+
+
+# ---------------------------------------------------------------- distributions
+
+
+@pytest.mark.parametrize(("q", "expected"), [(0, 1), (25, 1.75), (50, 2.5), (100, 4)])
+def test_percentile_interpolates_linearly(q, expected):
+    assert percentile([4, 1, 3, 2], q) == pytest.approx(expected)
+
+
+def test_percentile_single_value_and_errors():
+    assert percentile([7.0], 37) == 7.0
+    with pytest.raises(ValueError, match="empty"):
+        percentile([], 50)
+    with pytest.raises(ValueError, match="0..100"):
+        percentile([1], 101)
+
+
+def test_summary_fields():
+    s = summary([5, 1, 4, 2, 3])
+    assert s["n"] == 5 and s["mean"] == 3
+    assert (s["min"], s["max"]) == (1, 5)
+    assert s["p5"] == pytest.approx(1.2)
+    assert (s["p25"], s["p50"], s["p75"]) == (2, 3, 4)
+    assert s["p95"] == pytest.approx(4.8)
+    assert s["p99"] == pytest.approx(4.96)
+    with pytest.raises(ValueError, match="empty"):
+        summary([])
+
+
+# ---------------------------------------------------------------- throughput
+
+
+def test_goodput():
+    assert goodput_bps(1_000_000, 2) == 4e6
+    assert goodput_bps(0, 1) == 0
+    with pytest.raises(ValueError, match="positive duration"):
+        goodput_bps(10, 0)
+    with pytest.raises(ValueError, match="non-negative byte"):
+        goodput_bps(-1, 1)
+
+
+def test_throughput_series_per_interval():
+    assert throughput_series([iv(0, 1, 1000), iv(1, 2, 3000)]) == [(0.5, 8000), (1.5, 24000)]
+
+
+def test_throughput_series_rebins_by_bytes():
+    intervals = [iv(0, 1, 1000), iv(1, 2, 3000)]
+    assert throughput_series(intervals, window=0.5) == [
+        (0.25, 8000), (0.75, 8000), (1.25, 24000), (1.75, 24000)]
+    coarse = throughput_series(intervals, window=1.5)
+    assert coarse[0] == (0.75, pytest.approx(2500 * 8 / 1.5))
+    assert coarse[1] == (1.75, pytest.approx(24000))  # last bin cut at t=2
+
+
+def test_throughput_series_conserves_bytes_of_real_intervals():
+    result = parse_iperf3((FIXTURES / "iperf3_server_bbr.json").read_text())
+    series = throughput_series(result.intervals, window=0.4)
+    edges = [0.4 * k for k in range(len(series))] + [result.intervals[-1].end]
+    widths = [hi - lo for lo, hi in itertools.pairwise(edges)]
+    total = sum(bps * w / 8 for (_, bps), w in zip(series, widths, strict=True))
+    assert total == pytest.approx(result.bytes_received)
+
+
+def test_throughput_series_edge_cases():
+    assert throughput_series([iv(0, 1, 125), iv(1, 1, 0)]) == [(0.5, 1000)]
+    with pytest.raises(ValueError, match="no duration"):
+        throughput_series([iv(1, 1, 10)])
+    with pytest.raises(ValueError, match="at least one"):
+        throughput_series([])
+    with pytest.raises(ValueError, match="window must be positive"):
+        throughput_series([iv(0, 1, 1)], window=0)
+
+
+def test_utilization_and_ideal_goodput():
+    assert utilization(9e6, 10e6) == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="link rate"):
+        utilization(1, 0)
+    assert ideal_goodput_bps(10e6, 0.01) == pytest.approx(9.9e6)
+    with pytest.raises(ValueError, match="0..1"):
+        ideal_goodput_bps(10e6, 1.5)
+
+
+def test_steady_state_skips_startup():
+    assert steady_state([(0, 0), (1, 10), (2, 20), (3, 30)], 1.5) == 25
+    assert steady_state([(5, 7)], 0) == 7
+    with pytest.raises(ValueError, match="no samples left"):
+        steady_state([(0, 1), (1, 1)], 5)
+    with pytest.raises(ValueError, match="empty"):
+        steady_state([], 1)
+
+
+# ---------------------------------------------------------------- fairness
+
+
+def two_flows():
+    return align_series([[(0, 10), (1, 10), (2, 10)], [(1, 20), (2, 40)]], step=0.5)
+
+
+def test_align_series_grid_values_and_mask():
+    aligned = two_flows()
+    assert aligned.times == (0, 0.5, 1, 1.5, 2)
+    assert aligned.values == ((10, 0), (10, 0), (10, 20), (10, 30), (10, 40))
+    assert [row[1] for row in aligned.active] == [False, False, True, True, True]
+    with pytest.raises(ValueError, match="step must be positive"):
+        align_series([[(0, 1)]], 0)
+    with pytest.raises(ValueError, match="non-empty"):
+        align_series([[], []], 1)
+
+
+def test_jain_index_bounds_and_conventions():
+    assert jain_index([3, 3, 3, 3]) == 1
+    assert jain_index([1, 0, 0, 0]) == 0.25
+    assert jain_index([10, 20]) == pytest.approx(0.9)
+    assert jain_index([0, 0]) == 1.0  # documented convention
+    assert jain_index([5, 0, 5], mask=[True, False, True]) == 1
+    with pytest.raises(ValueError, match="at least one"):
+        jain_index([1], mask=[False])
+    with pytest.raises(ValueError, match="non-negative"):
+        jain_index([1, -1])
+    with pytest.raises(ValueError, match="mask has 1 entries for 2"):
+        jain_index([1, 2], mask=[True])
+
+
+def test_jain_over_time_ignores_inactive_flows():
+    series = jain_over_time(two_flows())
+    assert [t for t, _ in series] == [0, 0.5, 1, 1.5, 2]
+    assert [j for _, j in series][:2] == [1, 1]  # flow 2 not started: not "starved"
+    assert series[2][1] == pytest.approx(0.9)
+    assert series[4][1] == pytest.approx(2500 / 3400)
+    nobody = [(False, False)] * 5
+    assert jain_over_time(two_flows(), nobody) == []
+    with pytest.raises(ValueError, match="rows"):
+        jain_over_time(two_flows(), nobody[:2])
+
+
+def test_convergence_time():
+    series = [(0, 0.5), (1, 0.95), (2, 0.8), (3, 0.95), (4, 0.96), (5, 0.97)]
+    assert convergence_time(series, 0.9, hold=1.5) == 3
+    assert convergence_time(series, 0.9, hold=0) == 1
+    assert convergence_time([(0, 0.5), (1, 0.95)], hold=5) == 1  # holds until the end
+    assert convergence_time([(0, 0.5), (1, 0.6)]) is None
+    with pytest.raises(ValueError, match="empty"):
+        convergence_time([])
+
+
+def test_adaptation_time_up_and_down():
+    up = [(0, 5e6), (1, 5e6), (2, 6e6), (3, 9.5e6), (4, 10e6), (5, 9.6e6)]
+    assert adaptation_time(up, 1.5, 10e6) == 1.5
+    assert adaptation_time(up, 1.5, 10e6, frac=0.99) is None
+    down = [(0, 10e6), (1, 10e6), (2, 8e6), (3, 5.2e6), (4, 5e6)]
+    assert adaptation_time(down, 1.5, 5e6) == 1.5
+    assert adaptation_time(down, 1.5, 5e6, frac=1.0) == 2.5  # only exactly 5e6 counts
+    with pytest.raises(ValueError, match="no sample before"):
+        adaptation_time(up, 0, 10e6)
+    with pytest.raises(ValueError, match="frac"):
+        adaptation_time(up, 1.5, 10e6, frac=0)
+
+
+# ---------------------------------------------------------------- delay
+
+
+def test_queue_delay():
+    assert queue_delay_ms([40, 45, 50], 40) == [0, 5, 10]
+    assert queue_delay_ms([42, 40, 47]) == [2, 0, 7]
+    assert queue_delay_ms([39], 40) == [0]
+    with pytest.raises(ValueError, match="empty"):
+        queue_delay_ms([])
