@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from bbrlab.errors import ParseError
@@ -137,9 +137,6 @@ def parse_iperf3(text: str) -> Iperf3Result:
 
 # ---------------------------------------------------------------- sampler blocks
 
-_HEADER = "### "
-
-
 def _blocks(text: str, what: str) -> list[tuple[float, list[str]]]:
     """Split sampler output ("### <epoch>" then the tool's lines) into blocks.
 
@@ -148,19 +145,15 @@ def _blocks(text: str, what: str) -> list[tuple[float, list[str]]]:
     """
     blocks: list[tuple[float, list[str]]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
+        where = f"{what} sampler line {lineno}"
         if line.startswith("###"):
-            stamp = line[len(_HEADER):].strip() if line.startswith(_HEADER) else ""
             try:
-                blocks.append((float(stamp), []))
+                blocks.append((float(line.removeprefix("### ")), []))
             except ValueError:
-                raise ParseError(
-                    f"{what} sampler line {lineno}: bad block header {line!r}"
-                ) from None
+                raise ParseError(f"{where}: bad block header {line!r}") from None
         elif line.strip():
             if not blocks:
-                raise ParseError(
-                    f"{what} sampler line {lineno}: data before the first '### <time>' header"
-                )
+                raise ParseError(f"{where}: data before the first '### <time>' header")
             blocks[-1][1].append(line)
     return blocks
 
@@ -212,29 +205,22 @@ def parse_rate(token: str) -> float:
 
 def _ss_fields(info: str) -> tuple[str | None, dict[str, str]]:
     """Split an ss info string into (cc name, {field: raw value})."""
-    tokens = info.split()
     fields: dict[str, str] = {}
     cc: str | None = None
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok in _SS_SPACED and i + 1 < len(tokens):
-            fields[tok] = tokens[i + 1]
-            i += 2
-            continue
-        if ":" in tok:
+    tokens = iter(info.split())
+    for tok in tokens:
+        if tok in _SS_SPACED:
+            fields[tok] = next(tokens, "")
+        elif ":" in tok:
             name, value = tok.split(":", 1)
             fields.setdefault(name, value)
         elif cc is None and tok not in _SS_FLAGS:
             cc = tok
-        i += 1
     return cc, fields
 
 
-def _bbr_fields(raw: str | None) -> dict[str, str]:
+def _bbr_fields(raw: str) -> dict[str, str]:
     """'(bw:9.48Mbps,mrtt:40.2,pacing_gain:1,cwnd_gain:2)' -> dict of raw values."""
-    if not raw:
-        return {}
     pairs = (part.split(":", 1) for part in raw.strip("()").split(",") if ":" in part)
     return {name: value for name, value in pairs}
 
@@ -260,7 +246,7 @@ def _ss_sample(t: float, local: str, peer: str, info: str) -> SsSample:
     srtt, _, rttvar = f["rtt"].partition("/")
     # retrans:<now outstanding>/<total>; the total is what experiments compare.
     retrans_total = f["retrans"].partition("/")[2] if "retrans" in f else None
-    bbr = _bbr_fields(f.get("bbr"))
+    bbr = _bbr_fields(f.get("bbr", ""))
     return SsSample(
         t=t, local=local, peer=peer, cc=cc,
         cwnd=_conv("cwnd", f["cwnd"], int),
@@ -455,8 +441,7 @@ class CpuTimes:
     @property
     def total(self) -> int:
         """All ticks; guest time is already inside user/nice, so it is not added."""
-        return (self.user + self.nice + self.system + self.idle + self.iowait
-                + self.irq + self.softirq + self.steal)
+        return sum(astuple(self))
 
 
 def parse_proc_stat(text: str) -> CpuTimes:
