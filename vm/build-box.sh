@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Build the libvirt box "debian/bookworm64" from Debian's packages alone and
+# add it to Vagrant.
+#
+# Why a local box: CI and development machines reach no box registry, and their
+# own kernels lack sch_netem/sch_fq. The box boots Debian's kernel directly
+# (no bootloader: the box's Vagrantfile points libvirt at vmlinuz/initrd) and
+# is pre-seeded with every package the Ansible roles install plus ansible
+# itself, so `vagrant up` + ansible_local need no network in the guest.
+#
+# The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script
+# and the roles' package lists; it is rebuilt only when they change, and
+# re-added to Vagrant only when the installed box is not the current one.
+#
+# Usage: vm/build-box.sh [--status]
+#   --status  print "current" (exit 0) or "stale" (exit 1) and do nothing else
+#
+# Environment: BBRLAB_CACHE (default /var/cache/bbrlab), VAGRANT_HOME (default
+# $BBRLAB_CACHE/vagrant.d), BBRLAB_DEBIAN_MIRROR (default
+# http://deb.debian.org/debian), BBRLAB_BOX_DISK_GB (default 10).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+cache=${BBRLAB_CACHE:-/var/cache/bbrlab}
+export VAGRANT_HOME=${VAGRANT_HOME:-$cache/vagrant.d}
+mirror=${BBRLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+disk_gb=${BBRLAB_BOX_DISK_GB:-10}
+box_name=debian/bookworm64
+box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
+stamp=$VAGRANT_HOME/bbrlab-box.sha256
+suite=bookworm
+
+die() { echo "build-box: error: $*" >&2; exit 1; }
+log() { echo "build-box: $*" >&2; }
+now() { date +%s; }
+timed() { # timed LABEL CMD...: run CMD and print how long it took
+    local label=$1 t0 rc=0; shift
+    t0=$(now)
+    "$@" || rc=$?
+    log "$label took $(( $(now) - t0 ))s"
+    return "$rc"
+}
+logged() { # logged LOG CMD...: run CMD quietly into LOG; on failure show its tail
+    local logfile=$1; shift
+    "$@" >"$logfile" 2>&1 && return 0
+    tail -n 30 "$logfile" >&2
+    die "$1 failed (last lines of $logfile above)"
+}
+
+# Packages the box needs besides the roles' lists: booting, ssh, DHCP, sudo,
+# and what ansible_local and Ansible's apt module need on the target.
+base_include=systemd-sysv,udev,dbus,linux-image-amd64,openssh-server,sudo,python3,python3-cffi-backend,iproute2,kmod,rsync,ca-certificates,ifupdown,isc-dhcp-client,netbase,less
+provision_packages="ansible python3-apt"
+
+role_packages() { # the package lists of the roles, one per line, sorted
+    python3 - "$repo/ansible/roles/testbed/defaults/main.yml" \
+        "$repo/ansible/roles/netkernel/defaults/main.yml" <<'PY'
+import sys
+import yaml
+
+names = set()
+for path, key in zip(sys.argv[1:], ("testbed_packages", "netkernel_packages")):
+    with open(path, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    value = data.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        sys.exit(f"{path}: {key} must be a list of package names")
+    names.update(value)
+print("\n".join(sorted(names)))
+PY
+}
+
+command -v python3 >/dev/null || die "python3 is missing: run vm/vm.sh deps (apt-get install python3 python3-yaml)"
+python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.sh deps"
+packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
+hash=$( { cat "${BASH_SOURCE[0]}"; printf '%s\n' "$packages"; } | sha256sum | cut -c1-16)
+box_file=$cache/boxes/bookworm64-$hash.box
+
+box_is_current() {
+    [[ -f $box_dir/metadata.json && -f $box_dir/vmlinuz && -f $stamp && $(cat "$stamp") == "$hash" ]]
+}
+
+if [[ ${1:-} == --status ]]; then
+    if box_is_current; then echo current; exit 0; else echo stale; exit 1; fi
+fi
+[[ $# -eq 0 ]] || die "unknown argument: $1 (usage: vm/build-box.sh [--status])"
+[[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap, chroot, mkfs)"
+for tool in debootstrap mkfs.ext4 qemu-img vagrant; do
+    command -v "$tool" >/dev/null || die "$tool is missing: run vm/vm.sh deps"
+done
+
+build_root=""
+cleanup() {
+    [[ -n $build_root ]] || return 0
+    for mnt in dev/pts dev sys proc; do
+        mountpoint -q "$build_root/rootfs/$mnt" 2>/dev/null && umount -l "$build_root/rootfs/$mnt"
+    done
+    rm -rf "$build_root"
+}
+trap cleanup EXIT
+
+configure_rootfs() { # configure_rootfs ROOTFS: everything the box needs to boot and be reached
+    local root=$1 key
+    echo bbrlab >"$root/etc/hostname"
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\tbbrlab\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+    echo '/dev/vda / ext4 defaults,errors=remount-ro 0 1' >"$root/etc/fstab"
+    # DHCP on eth0 only: matching eth* would also grab a private-network NIC.
+    printf 'auto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet dhcp\n' >"$root/etc/network/interfaces"
+    # Every VM gets its own machine id and ssh host keys at first boot.
+    : >"$root/etc/machine-id"
+    rm -f "$root"/etc/ssh/ssh_host_*
+    mkdir -p "$root/etc/systemd/system/ssh.service.d"
+    printf '[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n' \
+        >"$root/etc/systemd/system/ssh.service.d/bbrlab-host-keys.conf"
+    echo 'UseDNS no' >"$root/etc/ssh/sshd_config.d/bbrlab.conf"
+    # No background apt runs competing with provisioning or experiments.
+    ln -sf /dev/null "$root/etc/systemd/system/apt-daily.timer"
+    ln -sf /dev/null "$root/etc/systemd/system/apt-daily-upgrade.timer"
+    # User vagrant: NOPASSWD sudo and Vagrant's insecure key (replaced by vagrant up).
+    chroot "$root" useradd --create-home --shell /bin/bash vagrant
+    echo 'vagrant:vagrant' | chroot "$root" chpasswd
+    echo 'vagrant ALL=(ALL) NOPASSWD: ALL' >"$root/etc/sudoers.d/vagrant"
+    chmod 0440 "$root/etc/sudoers.d/vagrant"
+    key=$(dpkg -L vagrant 2>/dev/null | grep '/keys/vagrant.pub$' | head -n1)
+    [[ -n $key && -f $key ]] || die "Vagrant's insecure public key not found: apt-get install vagrant"
+    install -d -m 0700 "$root/home/vagrant/.ssh"
+    install -m 0600 "$key" "$root/home/vagrant/.ssh/authorized_keys"
+    chroot "$root" chown -R vagrant:vagrant /home/vagrant/.ssh
+}
+
+write_box_vagrantfile() { # write_box_vagrantfile FILE
+    cat >"$1" <<'RUBY'
+# Box built by bbrlab's vm/build-box.sh: boots Debian's kernel directly.
+Vagrant.configure("2") do |config|
+  config.vm.provider :libvirt do |libvirt|
+    libvirt.kernel = File.expand_path("../vmlinuz", __FILE__)
+    libvirt.initrd = File.expand_path("../initrd.img", __FILE__)
+    libvirt.cmd_line = "root=/dev/vda rw console=ttyS0 net.ifnames=0"
+    libvirt.disk_bus = "virtio"
+  end
+end
+RUBY
+}
+
+build_box() {
+    local root t_all
+    t_all=$(now)
+    mkdir -p "$cache/boxes"
+    build_root=$(mktemp -d "$cache/build.XXXXXX")
+    root=$build_root/rootfs
+    log "building box $hash in $build_root"
+    timed "debootstrap" logged "$build_root/debootstrap.log" \
+        debootstrap --variant=minbase --include="$base_include" "$suite" "$root" "$mirror"
+
+    cat >"$root/etc/apt/sources.list" <<EOF
+deb $mirror $suite main
+deb $mirror $suite-updates main
+deb http://deb.debian.org/debian-security $suite-security main
+EOF
+    mount -t proc proc "$root/proc"
+    mount -t sysfs sysfs "$root/sys"
+    mount --bind /dev "$root/dev"
+    mount --bind /dev/pts "$root/dev/pts"
+    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+    chmod 0755 "$root/usr/sbin/policy-rc.d"
+    timed "chroot apt-get install" logged "$build_root/apt.log" \
+        chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
+        "apt-get update -q && apt-get install -y -q --no-install-recommends $provision_packages ${packages//$'\n'/ } && apt-get clean"
+    rm -f "$root/usr/sbin/policy-rc.d"
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+    configure_rootfs "$root"
+    for mnt in dev/pts dev sys proc; do umount "$root/$mnt"; done
+
+    local kernel initrd
+    kernel=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+    initrd=$(find "$root/boot" -maxdepth 1 -name 'initrd.img-*' | sort -V | tail -n1)
+    [[ -n $kernel && -n $initrd ]] || die "no kernel/initrd in the root file system"
+    mkdir -p "$build_root/box"
+    cp "$kernel" "$build_root/box/vmlinuz"
+    cp "$initrd" "$build_root/box/initrd.img"
+    timed "mkfs.ext4 -d" mkfs.ext4 -q -F -L root -d "$root" "$build_root/disk.raw" "${disk_gb}G"
+    timed "qemu-img convert" qemu-img convert -c -O qcow2 "$build_root/disk.raw" "$build_root/box/box.img"
+    printf '{"provider":"libvirt","format":"qcow2","virtual_size":%s}\n' "$disk_gb" >"$build_root/box/metadata.json"
+    write_box_vagrantfile "$build_root/box/Vagrantfile"
+    tar -C "$build_root/box" -cf "$box_file.tmp" metadata.json Vagrantfile box.img vmlinuz initrd.img
+    mv "$box_file.tmp" "$box_file"
+    log "box written to $box_file ($(du -h "$box_file" | cut -f1)); build took $(( $(now) - t_all ))s"
+}
+
+remove_stale_box_volumes() {
+    # vagrant-libvirt uploads a box's disk to the storage pool once and reuses
+    # it by name; after the box changes, that copy must go.
+    virsh -c qemu:///system list >/dev/null 2>&1 || return 0
+    local vol
+    for vol in $(virsh -c qemu:///system vol-list default 2>/dev/null \
+        | awk '$1 ~ /^debian-VAGRANTSLASH-bookworm64_vagrant_box_image_/ {print $1}'); do
+        log "deleting stale box volume $vol"
+        virsh -c qemu:///system vol-delete --pool default "$vol" >/dev/null
+    done
+}
+
+if [[ -f $box_file ]]; then
+    log "cached box $box_file is current (inputs hash $hash)"
+else
+    ls "$cache"/boxes/bookworm64-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
+    build_box
+    find "$cache/boxes" -name 'bookworm64-*.box' ! -name "bookworm64-$hash.box" -delete
+fi
+
+if box_is_current; then
+    log "vagrant box $box_name is already the current one"
+else
+    mkdir -p "$VAGRANT_HOME"
+    chmod 0755 "$cache" "$VAGRANT_HOME"
+    remove_stale_box_volumes
+    timed "vagrant box add" vagrant box add --force --name "$box_name" --provider libvirt "$box_file" >&2
+    echo "$hash" >"$stamp"
+fi

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Host-side driver of the bbrlab VM (Vagrant + libvirt, KVM or TCG).
+#
+#   vm/vm.sh deps             install the host packages (apt; quick when present)
+#   vm/vm.sh daemons          start virtlogd, libvirtd and libvirt's "default" network
+#   vm/vm.sh box              build/add the local debian/bookworm64 box when stale
+#   vm/vm.sh up               deps + daemons + box, then vagrant up (or rsync if running)
+#   vm/vm.sh run CMD [ARG..]  rsync the tree, run CMD as root in /vagrant in the guest
+#   vm/vm.sh pull             copy the guest's results/ into the host's results/
+#                             (files that already exist on the host are kept)
+#   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
+#   vm/vm.sh destroy          destroy the VM, its volumes, and stop what we started
+#
+# Environment: BBRLAB_CACHE (default /var/cache/bbrlab) holds the box, the
+# Vagrant home ($BBRLAB_CACHE/vagrant.d, outside /root so libvirt-qemu can read
+# the box's kernel) and the pid files of the daemons this script started.
+# BBRLAB_LIBVIRT_DRIVER forces kvm or qemu (default: probed). BBRLAB_VM_CPUS and
+# BBRLAB_VM_MEMORY size the VM (see Vagrantfile).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+cache=${BBRLAB_CACHE:-/var/cache/bbrlab}
+run_dir=$cache/run
+export BBRLAB_CACHE=$cache
+export VAGRANT_HOME=${VAGRANT_HOME:-$cache/vagrant.d}
+export VAGRANT_CWD=$repo
+export VAGRANT_CHECKPOINT_DISABLE=1
+export VAGRANT_BOX_UPDATE_CHECK_DISABLE=1
+export VAGRANT_DEFAULT_PROVIDER=libvirt
+export LIBVIRT_DEFAULT_URI=qemu:///system
+box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
+
+host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
+    qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
+    python3 python3-yaml ca-certificates tar)
+
+die() { echo "vm.sh: error: $*" >&2; exit 1; }
+log() { echo "vm.sh: $*" >&2; }
+now() { date +%s; }
+step() { # step NAME CMD...: run CMD, print its duration, keep its exit status
+    local name=$1 t0 rc=0; shift
+    t0=$(now)
+    "$@" || rc=$?
+    log "$name took $(( $(now) - t0 ))s$( ((rc == 0)) || echo " (failed, exit $rc)")"
+    return "$rc"
+}
+need_root() { [[ $(id -u) -eq 0 ]] || die "'$1' needs root (libvirt's system instance, apt)"; }
+vagrant_q() { vagrant "$@" </dev/null; }
+
+# ---------------------------------------------------------------- deps
+do_deps() {
+    need_root deps
+    local missing=() pkg
+    for pkg in "${host_packages[@]}"; do
+        [[ $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) == installed ]] || missing+=("$pkg")
+    done
+    if ((${#missing[@]} == 0)); then
+        log "host packages already installed"
+        return 0
+    fi
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >&2
+    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
+}
+
+# ---------------------------------------------------------------- daemons
+pid_alive() { # pid_alive PIDFILE NAME: the pid file names a live process called NAME
+    local pid
+    [[ -s $1 ]] || return 1
+    pid=$(cat "$1")
+    [[ -r /proc/$pid/comm && $(cat "/proc/$pid/comm") == "$2" ]]
+}
+
+libvirt_answers() { virsh -q list --all >/dev/null 2>&1; }
+
+start_daemon() { # start_daemon NAME: start virtlogd/libvirtd, record its pid file
+    local name=$1 pidfile=$run_dir/$1.pid
+    if pid_alive "$pidfile" "$name" || pgrep -x "$name" >/dev/null; then
+        return 0
+    fi
+    mkdir -p "$run_dir"
+    rm -f "$pidfile"
+    setsid "$name" --daemon --pid-file "$pidfile" </dev/null >>"$run_dir/$name.log" 2>&1
+    for _ in $(seq 50); do
+        pid_alive "$pidfile" "$name" && { log "started $name (pid $(cat "$pidfile"))"; return 0; }
+        sleep 0.2
+    done
+    die "$name did not start: see $run_dir/$name.log"
+}
+
+do_daemons() {
+    need_root daemons
+
+    if [[ -d /run/systemd/system ]]; then
+        systemctl start virtlogd.socket libvirtd.service >&2 || die "systemctl start libvirtd failed"
+    else
+        start_daemon virtlogd
+        start_daemon libvirtd
+    fi
+    for _ in $(seq 100); do libvirt_answers && break; sleep 0.3; done
+    libvirt_answers || die "libvirtd does not answer on qemu:///system (see $run_dir/libvirtd.log)"
+    if ! virsh net-info default >/dev/null 2>&1; then
+        virsh net-define /usr/share/libvirt/networks/default.xml >/dev/null \
+            || die "cannot define libvirt's default network"
+    fi
+    if [[ $(virsh net-info default | awk '$1 == "Active:" {print $2}') != yes ]]; then
+        virsh net-start default >/dev/null || die "cannot start libvirt's default network (dnsmasq, iptables?)"
+        mkdir -p "$run_dir"
+        touch "$run_dir/net-default.started"
+        log "started libvirt network default"
+    fi
+}
+
+stop_started() { # stop the network and daemons this script started, and only those
+    local name pidfile pid
+    if [[ -f $run_dir/net-default.started ]]; then
+        virsh net-destroy default >/dev/null 2>&1 || true
+        rm -f "$run_dir/net-default.started"
+        log "stopped libvirt network default"
+    fi
+    for name in libvirtd virtlogd; do
+        pidfile=$run_dir/$name.pid
+        if pid_alive "$pidfile" "$name"; then
+            pid=$(cat "$pidfile")
+            kill "$pid"
+            for _ in $(seq 50); do [[ -d /proc/$pid ]] || break; sleep 0.2; done
+            [[ -d /proc/$pid ]] && die "$name (pid $pid) did not stop"
+            log "stopped $name (pid $pid)"
+        fi
+        rm -f "$pidfile"
+    done
+}
+
+# ---------------------------------------------------------------- box, kvm
+do_box() {
+    need_root box
+    "$here/build-box.sh"
+}
+
+kvm_usable() { # KVM works for a stock kernel: /dev/kvm, libvirt offers it, Debian's kernel boots
+    local out stamp key
+    [[ -r /dev/kvm && -w /dev/kvm ]] || { log "no usable /dev/kvm"; return 1; }
+    virsh capabilities 2>/dev/null | grep -q "<domain type='kvm'" \
+        || { log "libvirt offers no kvm domain type"; return 1; }
+    [[ -f $box_dir/vmlinuz ]] || { log "no box kernel to probe KVM with"; return 1; }
+    # /dev/kvm can exist and still fail real guests (nested virtualization
+    # without the CPU features a distribution kernel expects), so boot the
+    # box's kernel under KVM without a root file system: it must reach the
+    # "Unable to mount root fs" panic quickly. Cached per host boot and kernel.
+    key="$(cat /proc/sys/kernel/random/boot_id) $(sha256sum "$box_dir/vmlinuz" | cut -c1-16)"
+    stamp=$cache/kvm-probe
+    if [[ -f $stamp && $(head -n1 "$stamp") == "$key" ]]; then
+        [[ $(sed -n 2p "$stamp") == usable ]]
+        return
+    fi
+    # -cpu host: vagrant-libvirt's default cpu_mode is host-model.
+    out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
+        -nodefaults -no-user-config -display none -serial stdio -no-reboot \
+        -kernel "$box_dir/vmlinuz" -append "console=ttyS0 panic=-1 root=/dev/bbrlab-none" \
+        </dev/null 2>&1) || true
+    if grep -q 'Unable to mount root fs' <<<"$out"; then
+        printf '%s\nusable\n' "$key" >"$stamp"
+        return 0
+    fi
+    log "KVM probe failed: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+    printf '%s\nunusable\n' "$key" >"$stamp"
+    return 1
+}
+
+pick_driver() {
+    if [[ -n ${BBRLAB_LIBVIRT_DRIVER:-} ]]; then
+        log "libvirt driver $BBRLAB_LIBVIRT_DRIVER (from BBRLAB_LIBVIRT_DRIVER)"
+    elif kvm_usable; then
+        export BBRLAB_LIBVIRT_DRIVER=kvm
+        log "KVM is usable: libvirt driver kvm"
+    else
+        export BBRLAB_LIBVIRT_DRIVER=qemu
+        log "KVM is not usable: libvirt driver qemu (TCG, slow)"
+    fi
+}
+
+machine_state() { # running, shutoff, not_created, ...
+    vagrant_q status --machine-readable 2>/dev/null | awk -F, '$3 == "state" {print $4; exit}'
+}
+
+# ---------------------------------------------------------------- up, run, pull
+do_up() {
+    need_root up
+    step deps do_deps
+    step daemons do_daemons
+    step box do_box
+    pick_driver
+    local state
+    state=$(machine_state)
+    if [[ $state == running ]]; then
+        log "VM already running: syncing the tree"
+        step "vagrant rsync" vagrant_q rsync >&2
+    else
+        step "vagrant up" vagrant_q up --provider=libvirt >&2
+    fi
+}
+
+require_running() {
+    [[ $(machine_state) == running ]] || die "the VM is not running: run vm/vm.sh up first"
+}
+
+do_run() {
+    (($# > 0)) || die "usage: vm/vm.sh run CMD [ARG...]"
+    require_running
+    step "vagrant rsync" vagrant_q rsync >&2
+    local inner script rc=0
+    inner=$(printf '%q ' "$@")
+    script="cd /vagrant && exec $inner"
+    # As root: everything the testbed does (netns, tc, sysctl) needs it.
+    step "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
+    return "$rc"
+}
+
+do_pull() {
+    require_running
+    mkdir -p "$repo/results"
+    local t0 listing
+    t0=$(now)
+    listing=$(mktemp)
+    # --skip-old-files: a result already on the host is never overwritten.
+    # shellcheck disable=SC2016 # expanded in the guest
+    vagrant_q ssh -c 'if [ -d /vagrant/results ]; then sudo tar -C /vagrant/results -cf - .; else tar -cf - -T /dev/null; fi' \
+        | tar -C "$repo/results" -xvf - --skip-old-files --no-same-owner >"$listing"
+    log "pulled $(grep -cv '/$' "$listing" || true) entries into $repo/results (existing files kept); took $(( $(now) - t0 ))s"
+    rm -f "$listing"
+}
+
+do_provision_check() {
+    require_running
+    local out rc=0 changed
+    out=$(mktemp)
+    step "vagrant provision" vagrant_q provision 2>&1 | tee "$out" >&2 || rc=$?
+    changed=$(sed -nE 's/.*default +: ok=[0-9]+ +changed=([0-9]+) .*/\1/p' "$out" | tail -n1)
+    rm -f "$out"
+    ((rc == 0)) || die "vagrant provision failed (exit $rc)"
+    [[ -n $changed ]] || die "no Ansible recap for host 'default' in the provision output"
+    [[ $changed == 0 ]] || die "provisioning is not idempotent: changed=$changed on the second run"
+    log "provisioning is idempotent (changed=0)"
+}
+
+# ---------------------------------------------------------------- destroy
+do_destroy() {
+    need_root destroy
+    step daemons do_daemons
+    step "vagrant destroy" vagrant_q destroy -f >&2
+    local vol
+    for vol in $(virsh -q vol-list default 2>/dev/null | awk '$1 ~ /^(bbrlab_|debian-VAGRANTSLASH-bookworm64_vagrant_box_image_)/ {print $1}'); do
+        virsh vol-delete --pool default "$vol" >/dev/null && log "deleted volume $vol"
+    done
+    if virsh -q list --all --name 2>/dev/null | grep -q '^bbrlab_'; then
+        die "a bbrlab_ domain is still defined: virsh list --all"
+    fi
+    stop_started
+}
+
+cmd=${1:-}
+(($# > 0)) && shift
+case $cmd in
+    deps) step deps do_deps ;;
+    daemons) step daemons do_daemons ;;
+    box) step box do_box ;;
+    up) step up do_up ;;
+    run) do_run "$@" ;;
+    pull) do_pull ;;
+    provision-check) step provision-check do_provision_check ;;
+    destroy) step destroy do_destroy ;;
+    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|pull|provision-check|destroy" ;;
+esac
