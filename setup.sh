@@ -17,7 +17,9 @@ if ! command -v ansible-playbook >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
     # python3-apt: Ansible's apt module needs it on the target (this host).
-    apt-get install -y -q --no-install-recommends ansible python3-apt </dev/null
+    # The roles use ansible.builtin only: ansible-core suffices where it exists.
+    apt-get install -y -q --no-install-recommends ansible-core python3-apt </dev/null \
+        || apt-get install -y -q --no-install-recommends ansible python3-apt </dev/null
 fi
 
 cd "$repo"

@@ -49,9 +49,11 @@ logged() { # logged LOG CMD...: run CMD quietly into LOG; on failure show its ta
 }
 
 # Packages the box needs besides the roles' lists: booting, ssh, DHCP, sudo,
-# and what ansible_local and Ansible's apt module need on the target.
+# and what ansible_local and Ansible's apt module need on the target. The roles
+# use ansible.builtin only, so ansible-core suffices (the "ansible" package
+# would add ~500 MB of collections to the box).
 base_include=systemd-sysv,udev,dbus,linux-image-amd64,openssh-server,sudo,python3,python3-cffi-backend,iproute2,kmod,rsync,ca-certificates,ifupdown,isc-dhcp-client,netbase,less
-provision_packages="ansible python3-apt"
+provision_packages="ansible-core python3-apt"
 
 role_packages() { # the package lists of the roles, one per line, sorted
     python3 - "$repo/ansible/roles/testbed/defaults/main.yml" \

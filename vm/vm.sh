@@ -47,6 +47,8 @@ step() { # step NAME CMD...: run CMD, print its duration, keep its exit status
 }
 need_root() { [[ $(id -u) -eq 0 ]] || die "'$1' needs root (libvirt's system instance, apt)"; }
 vagrant_q() { vagrant "$@" </dev/null; }
+# vagrant up/box add print thousands of "Progress: N%" updates on one line.
+quiet_progress() { sed -u -E 's/(\x1b\[K)?Progress: [0-9]+%( \([^)]*\))?//g'; }
 
 # ---------------------------------------------------------------- deps
 do_deps() {
@@ -198,7 +200,7 @@ do_up() {
         log "VM already running: syncing the tree"
         step "vagrant rsync" vagrant_q rsync >&2
     else
-        step "vagrant up" vagrant_q up --provider=libvirt >&2
+        step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2
     fi
 }
 
@@ -227,7 +229,7 @@ do_pull() {
     # --skip-old-files: a result already on the host is never overwritten.
     # shellcheck disable=SC2016 # expanded in the guest
     vagrant_q ssh -c 'if [ -d /vagrant/results ]; then sudo tar -C /vagrant/results -cf - .; else tar -cf - -T /dev/null; fi' \
-        | tar -C "$repo/results" -xvf - --skip-old-files --no-same-owner >"$listing"
+        | tar -C "$repo/results" -xvf - --skip-old-files --warning=no-existing-file --no-same-owner >"$listing"
     log "pulled $(grep -cv '/$' "$listing" || true) entries into $repo/results (existing files kept); took $(( $(now) - t0 ))s"
     rm -f "$listing"
 }
@@ -236,6 +238,8 @@ do_provision_check() {
     require_running
     local out rc=0 changed
     out=$(mktemp)
+    # vagrant provision does not sync rsync folders: provision the current tree.
+    step "vagrant rsync" vagrant_q rsync >&2
     step "vagrant provision" vagrant_q provision 2>&1 | tee "$out" >&2 || rc=$?
     changed=$(sed -nE 's/.*default +: ok=[0-9]+ +changed=([0-9]+) .*/\1/p' "$out" | tail -n1)
     rm -f "$out"
