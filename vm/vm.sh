@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Host-side driver of the bbrlab VM (Vagrant + libvirt, KVM or TCG).
 #
-#   vm/vm.sh deps             install the host packages (apt; quick when present)
+#   vm/vm.sh deps [--test-tools]  install the host packages (apt; quick when present),
+#                             with --test-tools also the linters and unit-test tools
 #   vm/vm.sh daemons          start virtlogd, libvirtd and libvirt's "default" network
 #   vm/vm.sh box              build/add the local debian/bookworm64 box when stale
 #   vm/vm.sh up               deps + daemons + box, then vagrant up (or rsync if running)
 #   vm/vm.sh run CMD [ARG..]  rsync the tree, run CMD as root in /vagrant in the guest
 #   vm/vm.sh pull             copy the guest's results/ into the host's results/
-#                             (files that already exist on the host are kept)
+#                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
 #   vm/vm.sh destroy          destroy the VM, its volumes, and stop what we started
 #
@@ -34,6 +35,9 @@ box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
 host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
     qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
     python3 python3-yaml ca-certificates tar)
+# What tests/run.sh needs on the host besides: linters and the offline unit tests.
+test_packages=(yamllint ansible-lint ansible-core shellcheck flake8 python3-pytest
+    python3-yaml python3-matplotlib)
 
 die() { echo "vm.sh: error: $*" >&2; exit 1; }
 log() { echo "vm.sh: $*" >&2; }
@@ -51,10 +55,11 @@ vagrant_q() { vagrant "$@" </dev/null; }
 quiet_progress() { sed -u -E 's/(\x1b\[K)?Progress: [0-9]+%( \([^)]*\))?//g'; }
 
 # ---------------------------------------------------------------- deps
-do_deps() {
+do_deps() { # do_deps [--test-tools]
     need_root deps
-    local missing=() pkg
-    for pkg in "${host_packages[@]}"; do
+    local missing=() pkg wanted=("${host_packages[@]}")
+    [[ ${1:-} == --test-tools ]] && wanted+=("${test_packages[@]}")
+    for pkg in "${wanted[@]}"; do
         [[ $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) == installed ]] || missing+=("$pkg")
     done
     if ((${#missing[@]} == 0)); then
@@ -226,10 +231,11 @@ do_pull() {
     local t0 listing
     t0=$(now)
     listing=$(mktemp)
-    # --skip-old-files: a result already on the host is never overwritten.
+    # --keep-newer-files: a host file is replaced only by a newer guest copy (a resumed
+    # run's summary); finished points never change, so they are never rewritten.
     # shellcheck disable=SC2016 # expanded in the guest
     vagrant_q ssh -c 'if [ -d /vagrant/results ]; then sudo tar -C /vagrant/results -cf - .; else tar -cf - -T /dev/null; fi' \
-        | tar -C "$repo/results" -xvf - --skip-old-files --warning=no-existing-file --no-same-owner >"$listing"
+        | tar -C "$repo/results" -xvf - --keep-newer-files --warning=no-ignore-newer --no-same-owner >"$listing"
     log "pulled $(grep -cv '/$' "$listing" || true) entries into $repo/results (existing files kept); took $(( $(now) - t0 ))s"
     rm -f "$listing"
 }
@@ -267,7 +273,7 @@ do_destroy() {
 cmd=${1:-}
 (($# > 0)) && shift
 case $cmd in
-    deps) step deps do_deps ;;
+    deps) step deps do_deps "$@" ;;
     daemons) step daemons do_daemons ;;
     box) step box do_box ;;
     up) step up do_up ;;

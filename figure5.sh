@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Figure 5 of the BBR paper: RTT in a bloated buffer, BBR vs CUBIC
+# (10 Mbit/s bottleneck, 40 ms base RTT, 175-packet buffer; experiments/figure5.yaml).
+#
+#   sudo ./figure5.sh all      both congestion controls, figure, verdict
+#   sudo ./figure5.sh bbr      only BBR's run (then cubic, then plot: same figure)
+#   sudo ./figure5.sh cubic
+#   sudo ./figure5.sh plot     redraw the latest run's figure and verdict
+#   sudo ./figure5.sh --help   all options (--quick, --strict, --set, --vm, --local)
+source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
+dispatch figure5 "all bbr cubic plot" "$@"

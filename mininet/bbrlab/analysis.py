@@ -1,0 +1,168 @@
+"""From a point's raw files to its time series (series.json) and numbers (metrics.json).
+
+Times in series are seconds since the point's time zero (the first flow's scheduled
+start); samples taken before it (the idle path) have negative times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import metrics as m
+from . import parsers
+from .errors import ParseError
+from .spec import Point
+from .topo import BOTTLENECK_HANDLE, Plan
+
+CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+def _cpu_series(text: str, t0: float) -> list[tuple[float, float]]:
+    snaps = []
+    t = None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            t = float(line[4:])
+        elif line.startswith("cpu ") and t is not None:
+            snaps.append((t, parsers.parse_proc_stat(line)))
+    series = []
+    for (ta, a), (tb, b) in zip(snaps, snaps[1:]):
+        try:
+            series.append(((ta + tb) / 2 - t0, parsers.cpu_busy_fraction(a, b)))
+        except ValueError:
+            continue
+    return series
+
+
+def _round(series, digits=4):
+    return [[round(t, 3), round(v, digits)] for t, v in series]
+
+
+def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float) -> tuple[dict, dict]:
+    """Return (series, metrics) for one finished point.
+
+    t0: epoch of time zero; launches: flow id -> epoch its client started;
+    end: seconds after t0 when the last flow finished.
+    """
+    raw = folder / "raw"
+    link = point.link
+    startup = point.sampling.startup
+    series: dict = {"t0": t0, "flows": {}, "rtt": {}, "queue": [], "cpu": [], "link_rate": []}
+    out: dict = {
+        "link_mbps": link.rate / 1e6, "base_rtt_ms": link.rtt * 1e3, "loss": link.loss,
+        "buffer_pkts": link.buffer_packets, "bdp_pkts": round(link.bdp_packets, 2),
+        "ideal_goodput_mbps": m.ideal_goodput_bps(link.rate, link.loss) / 1e6,
+        "duration_s": round(end, 3),
+    }
+
+    # -- flows: receiver-side goodput over time, sender-side retransmits and ss state
+    flow_rows, per_flow_series, steady = [], [], []
+    total_bytes = 0
+    for flow in plan.flows:
+        server = parsers.parse_iperf3(_read(raw / f"iperf3-{flow.id}-server.json"))
+        client = parsers.parse_iperf3(_read(raw / f"iperf3-{flow.id}-client.json"))
+        offset = launches[flow.id] - t0
+        tput = [(t + offset, bps) for t, bps in m.throughput_series(server.intervals)]
+        per_flow_series.append(tput)
+        seconds = server.duration or client.duration
+        goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0
+        total_bytes += server.bytes_received
+        after = [(t, v) for t, v in tput if t >= offset + startup]
+        flow_steady = sum(v for _, v in after) / len(after) if after else goodput
+        steady.append(flow_steady)
+        ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
+        if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
+            data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))
+            ss = [s for s in ss if s.local == data_local]
+        series["flows"][flow.id] = {
+            "cc": flow.cc, "group": flow.group, "start": round(offset, 4),
+            "throughput": _round([(t, v / 1e6) for t, v in tput]),
+            "cwnd": _round([(s.t - t0, s.cwnd) for s in ss], 1),
+            "srtt_ms": _round([(s.t - t0, s.srtt_ms) for s in ss], 3),
+            "pacing_mbps": _round([(s.t - t0, (s.pacing_rate_bps or 0) / 1e6) for s in ss]),
+            "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
+            "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
+        }
+        flow_rows.append({
+            "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(offset, 3),
+            "seconds": round(seconds, 3), "bytes": server.bytes_received,
+            "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
+            "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
+        })
+    out["flows"] = flow_rows
+    span = max(end, 1e-9)
+    out["goodput_mbps"] = round(total_bytes * 8 / span / 1e6, 4)
+    out["steady_goodput_mbps"] = round(sum(steady) / 1e6, 4)
+    out["utilization"] = round(out["goodput_mbps"] / out["link_mbps"], 4)
+    out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
+    out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
+    out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+
+    # -- fairness among concurrent flows
+    if len(per_flow_series) > 1 and all(per_flow_series):
+        aligned = m.align_series(per_flow_series, point.sampling.iperf_interval)
+        jain = m.jain_over_time(aligned, aligned.active)
+        series["jain"] = _round(jain)
+        all_active_from = max(s[0][0] for s in per_flow_series)
+        tail = [j for t, j in jain if t >= all_active_from]
+        out["jain_mean"] = round(sum(tail) / len(tail), 4) if tail else None
+        last = [j for t, j in jain if t >= end - max(5.0, 0.2 * end)]
+        out["jain_final"] = round(sum(last) / len(last), 4) if last else None
+        conv = m.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
+        out["convergence_s"] = round(conv - all_active_from, 3) if conv is not None else None
+
+    # -- RTT seen by packets crossing the bottleneck (ping), idle before time zero
+    rtts_all, idle = [], []
+    for group in sorted({f.group for f in plan.flows}):
+        samples = parsers.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
+        pts = [(s.t - t0, s.rtt_ms) for s in samples]
+        series["rtt"][f"g{group + 1}"] = _round(pts, 3)
+        idle += [r for t, r in pts if t < 0]
+        rtts_all += [(t, r) for t, r in pts if 0 <= t <= end]
+    if rtts_all:
+        whole = m.summary([r for _, r in rtts_all])
+        out.update({f"rtt_{k}_ms": round(v, 3) for k, v in whole.items() if k != "n"})
+        steady_rtts = [r for t, r in rtts_all if t >= startup] or [r for _, r in rtts_all]
+        out["steady_rtt_p50_ms"] = round(m.percentile(steady_rtts, 50), 3)
+        out["steady_rtt_p95_ms"] = round(m.percentile(steady_rtts, 95), 3)
+    if idle:
+        out["idle_rtt_ms"] = round(m.percentile(idle, 50), 3)
+        out["idle_rtt_error_ms"] = round(out["idle_rtt_ms"] - out["base_rtt_ms"], 3)
+
+    # -- bottleneck queue
+    qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+    if qsamples:
+        series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
+        during = [q.backlog_pkts for q in qsamples if 0 <= q.t - t0 <= end] or [0]
+        out["queue_p50_pkts"] = m.percentile(during, 50)
+        out["queue_max_pkts"] = max(during)
+        out["bottleneck_drops"] = qsamples[-1].drops - qsamples[0].drops
+
+    # -- configured bottleneck rate over time, and how fast flows followed a change
+    rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
+    series["link_rate"] = [[t, r / 1e6] for t, r in rate_steps]
+    if link.changes and per_flow_series:
+        total = m.align_series(per_flow_series, point.sampling.iperf_interval)
+        agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
+        times = []
+        for change in link.changes:
+            t = m.adaptation_time(agg, change.at, change.rate, frac=0.85, hold=1.0)
+            times.append(t)
+        out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
+        out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
+
+    # -- CPU: a saturated emulator silently produces wrong numbers
+    cpu = _cpu_series(_read(raw / "cpu.txt"), t0)
+    series["cpu"] = _round(cpu, 3)
+    busy = [v for t, v in cpu if 0 <= t <= end] or [v for _, v in cpu]
+    if busy:
+        out["cpu_busy_mean"] = round(sum(busy) / len(busy), 4)
+        out["cpu_busy_max"] = round(max(busy), 4)
+        out["cpu_bound"] = out["cpu_busy_mean"] > CPU_BOUND_BUSY
+    if not rtts_all and not flow_rows:
+        raise ParseError(f"{folder}: no samples at all")
+    return series, out

@@ -1,0 +1,173 @@
+"""bbrlab's command line: list, run, plot, preflight, clean.
+
+Every error the user can act on is one line (or one short list) on stderr and a non-zero
+exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import spec
+from .errors import BbrlabError, PreflightError, SpecError
+from .metadata import REPO
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 2, 3, 130
+
+
+def experiment_path(name: str) -> Path:
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml") or "/" in name:
+        if not candidate.is_file():
+            raise SpecError(f"{name}: no such experiment file")
+        return candidate
+    path = EXPERIMENTS / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in EXPERIMENTS.glob("*.yaml")))
+        raise SpecError(f"unknown experiment {name!r} (known: {known})")
+    return path
+
+
+def _load(args) -> spec.Experiment:
+    return spec.load(experiment_path(args.experiment), args.set or [], quick=args.quick)
+
+
+def select(exp: spec.Experiment, only: dict) -> list[spec.Point]:
+    """The points whose sweep parameters match ONLY ({axis label: value as written})."""
+    for key in only:
+        if key not in exp.axes:
+            raise SpecError(f"--only {key}: not a sweep axis of {exp.name} (axes: {', '.join(exp.axes) or 'none'})")
+    chosen = [p for p in exp.points if all(str(p.params[k]) == str(v) for k, v in only.items())]
+    if not chosen:
+        values = "; ".join(f"{k}: {', '.join(map(str, exp.axes[k]))}" for k in only)
+        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, v in only.items())}: "
+                        f"no point of {exp.name} matches (values: {values})")
+    return chosen
+
+
+def cmd_list(args) -> int:
+    for path in sorted(EXPERIMENTS.glob("*.yaml")):
+        try:
+            exp = spec.load(path)
+            secs = sum(p.duration for p in exp.points)
+            print(f"{path.stem:16s} {len(exp.points):3d} points, {secs / 60:6.1f} min of flows  {exp.title}")
+        except SpecError as exc:
+            print(f"{path.stem:16s} INVALID: {exc}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    exp = _load(args)
+    if args.dry_run:
+        from .topo import build_plan, describe
+
+        print(f"{exp.name}: {len(exp.points)} point(s); sweep axes: "
+              + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
+        seen = set()
+        for point in exp.points:
+            plan = build_plan(point)
+            key = describe(plan)
+            print(f"\n== point {point.id} ({point.duration:g} s of flows)")
+            print(key if key not in seen else "   (same plan as above but for the values of the axes)")
+            seen.add(key)
+        return 0
+    subset = select(exp, dict(spec.parse_override(text) for text in args.only or []))
+    from . import preflight
+
+    ccs = {g.cc for p in subset for g in p.flows}
+    preflight.check(ccs, pacing_fq=any(p.pacing == "fq" for p in subset),
+                    pcap=any(p.sampling.pcap for p in subset))
+    from . import runner  # imports Mininet: only after preflight said it is there
+
+    root = Path(args.results)
+    try:
+        rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
+                                       cli=sys.argv[1:], subset=subset if args.only else None)
+    except runner.Interrupted as exc:
+        print(f"bbrlab: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPT
+    from .results import read_json
+
+    verdict = read_json(rundir.path / "verdict.json")
+    print(f"results: {rundir.path}")
+    if args.strict and verdict["verdict"] != "reproduced":
+        print(f"bbrlab: --strict: claim check says {verdict['verdict']!r}", file=sys.stderr)
+        return EXIT_CLAIM
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from . import summary
+    from .results import RunDir
+
+    if args.dir:
+        rundir = RunDir.open(Path(args.dir))
+    else:
+        rundir = RunDir.latest(Path(args.results), args.experiment)
+    exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
+    summary.finish(rundir, exp)
+    return 0
+
+
+def cmd_preflight(args) -> int:
+    from . import preflight
+
+    preflight.check({"bbr", "cubic"}, pacing_fq=True)
+    print("preflight: ok (root, tools, Python modules, netem/htb/fq qdiscs, bbr and cubic)")
+    return 0
+
+
+def cmd_clean(args) -> int:
+    from .net import Lock, cleanup_leftovers
+
+    with Lock():
+        removed = cleanup_leftovers()
+    print("\n".join(removed) if removed else "nothing to clean")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bbrlab", description="Reproducible TCP congestion control experiments "
+                                "on Mininet (BBR paper figures and follow-ups).")
+    p.add_argument("--results", default=str(REPO / "results"), help="results root (default: %(default)s)")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the experiments").set_defaults(func=cmd_list)
+    run = sub.add_parser("run", help="run an experiment (all its sweep points)")
+    run.add_argument("experiment", help="name in experiments/ or path to a YAML file")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a parameter, e.g. rate=20Mbit, cc=bbr, loss='[1%%,10%%]' (repeatable)")
+    run.add_argument("--only", action="append", metavar="AXIS=VALUE",
+                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable); "
+                     "the run stays resumable for the other points")
+    run.add_argument("--quick", action="store_true", help="the experiment's short profile (CI, first tries)")
+    run.add_argument("--dry-run", action="store_true", help="print topology, tc setup and flow schedule; run nothing")
+    run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
+    run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
+    run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
+    run.set_defaults(func=cmd_run)
+    plot = sub.add_parser("plot", help="redraw figure and verdict from a results directory")
+    plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
+    plot.add_argument("--experiment", default="figure5")
+    plot.set_defaults(func=cmd_plot)
+    sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
+    sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
+        func=cmd_clean)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PreflightError as exc:
+        print(f"bbrlab: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BbrlabError as exc:
+        print(f"bbrlab: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("bbrlab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT

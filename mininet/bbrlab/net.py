@@ -1,0 +1,224 @@
+"""The live testbed: a Plan made real with Mininet's Python API, and taken down for sure.
+
+Mininet serves as the factory of hosts (network namespaces with a shell) and veth links;
+bbrlab configures addresses, routes, per-namespace sysctls, offloads and qdiscs itself,
+from the Plan, so nothing is left to Mininet's defaults (no controller, no switch).
+
+A Testbed holds a lock for its lifetime: two runs never share the kernel's qdiscs, and
+the leftovers of a killed run can be removed safely at the next start.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .errors import TestbedError
+from .links import EmulatedIntf, EmulatedLink, run
+from .topo import Plan
+
+LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
+HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
+INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
+
+
+def _netns_inode(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+def cleanup_leftovers() -> list[str]:
+    """Remove what a killed run left: its host shells, every process in their namespaces
+    (an orphaned iperf3 keeps a namespace and its qdiscs alive), and stray veths."""
+    removed = []
+    own_ns = _netns_inode(os.getpid())
+    shells, namespaces = [], set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(HOST_NAME.search(part.decode(errors="replace")) for part in cmdline):
+            shells.append(int(entry.name))
+            ns = _netns_inode(int(entry.name))
+            if ns is not None and ns != own_ns:
+                namespaces.add(ns)
+    victims = set(shells)
+    if namespaces:
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and _netns_inode(int(entry.name)) in namespaces:
+                victims.add(int(entry.name))
+    for pid in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            removed.append(f"process {pid}")
+        except ProcessLookupError:
+            pass
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if INTF_NAME.match(name):
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+            removed.append(f"veth {name}")
+    return removed
+
+
+class Lock:
+    """An exclusive, crash-safe (flock) lock naming the run that holds it."""
+
+    def __init__(self, path: Path = LOCK_PATH):
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> "Lock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise TestbedError(f"another bbrlab run holds {self.path} (pid {holder}); wait for it or stop it") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+class Testbed:
+    """Context manager: build the network of a Plan, configure it, tear it down whatever happens."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.net = None
+        self.nodes: dict = {}
+        self.intfs: dict[str, EmulatedIntf] = {}
+        self._lock = Lock()
+        self.setup_seconds = 0.0
+        self.teardown_seconds = 0.0
+
+    def __enter__(self) -> "Testbed":
+        started = time.monotonic()
+        self._lock.__enter__()
+        try:
+            cleanup_leftovers()
+            self._build()
+            self.configure(self.plan)
+        except BaseException:
+            self._teardown()
+            raise
+        self.setup_seconds = time.monotonic() - started
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # A second Ctrl-C must not interrupt the teardown that the first one started.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            self._teardown()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _build(self) -> None:
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+        from mininet.node import Host
+
+        setLogLevel("error")
+        self.net = Mininet(topo=None, controller=None, build=False, host=Host, link=EmulatedLink,
+                           intf=EmulatedIntf, autoSetMacs=False)
+        for name, _role in self.plan.hosts:
+            self.nodes[name] = self.net.addHost(name, ip=None)
+        for link in self.plan.links:
+            live = EmulatedLink(self.nodes[link.end1.host], self.nodes[link.end2.host], link.end1, link.end2)
+            self.net.links.append(live)
+            self.intfs[link.end1.name] = live.intf1
+            self.intfs[link.end2.name] = live.intf2
+        for node in self.nodes.values():
+            run(node, ["ip", "link", "set", "lo", "up"])
+
+    def configure(self, plan: Plan) -> None:
+        """Apply PLAN's settings to the built network (which must have the same shape)."""
+        if plan.shape != self.plan.shape:
+            raise TestbedError("configure(): plan has another shape than the built network")
+        self.plan = plan
+        for intf_plan in plan.intfs():
+            if getattr(self.intfs[intf_plan.name], "plan", None) != intf_plan:
+                self.intfs[intf_plan.name].apply(intf_plan)
+        for host, argvs in plan.routes.items():
+            for argv in argvs:
+                run(self.nodes[host], argv)
+        for host, values in plan.sysctls.items():
+            self.set_sysctls(host, values)
+        for node in self.nodes.values():
+            run(node, ["ip", "tcp_metrics", "flush", "all"], check=False)
+
+    def set_sysctls(self, host: str, values: dict) -> None:
+        node = self.nodes[host]
+        run(node, ["sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in values.items()])
+        got = self.read_sysctls(host, list(values))
+        for key, want in values.items():
+            if got[key] != " ".join(str(want).split()):
+                raise TestbedError(f"[{host}] sysctl {key} is {got[key]!r} after setting {want!r}")
+
+    def read_sysctls(self, host: str, keys: list[str]) -> dict:
+        out = run(self.nodes[host], ["sysctl", "-n"] + keys).splitlines()
+        if len(out) != len(keys):
+            raise TestbedError(f"[{host}] sysctl -n returned {len(out)} values for {len(keys)} keys")
+        return {k: " ".join(v.split()) for k, v in zip(keys, out)}
+
+    def node(self, name: str):
+        return self.nodes[name]
+
+    def snapshot(self) -> dict:
+        """What is really in force, for the run's metadata: qdiscs, offloads, sysctls."""
+        import json
+
+        interfaces = {}
+        for name, intf in self.intfs.items():
+            raw = run(intf.node, ["tc", "-j", "qdisc", "show", "dev", name])
+            interfaces[name] = {
+                "host": intf.node.name,
+                "role": intf.plan.role,
+                "qdiscs": json.loads(raw or "[]"),
+                "offloads": intf.offloads(),
+            }
+        keys = sorted(next(iter(self.plan.sysctls.values())))
+        sysctls = {host: self.read_sysctls(host, sorted(vals)) for host, vals in self.plan.sysctls.items()}
+        return {"interfaces": interfaces, "sysctls": sysctls, "sysctl_keys": keys}
+
+    def _teardown(self) -> None:
+        started = time.monotonic()
+        try:
+            if self.net is not None:
+                for node in self.nodes.values():
+                    # kill anything started inside the host (iperf3, ping, samplers)
+                    ns = _netns_inode(node.pid)
+                    if ns is None:
+                        continue
+                    for entry in Path("/proc").iterdir():
+                        if entry.name.isdigit() and int(entry.name) != node.pid and _netns_inode(int(entry.name)) == ns:
+                            try:
+                                os.kill(int(entry.name), signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass
+                self.net.stop()
+        finally:
+            self.net = None
+            cleanup_leftovers()
+            self._lock.__exit__()
+            self.teardown_seconds = time.monotonic() - started

@@ -1,0 +1,239 @@
+"""Figures, drawn from a results directory alone (series.json, metrics.json, verdict.json).
+
+One style table gives every congestion control the same colour and marker in every plot.
+Each figure's title carries its parameters; its footer carries the verdict.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from . import claims as claims_mod
+from .results import RunDir, write_atomic
+
+STYLE = {
+    "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
+    "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
+    "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
+    "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},
+    "vegas": {"color": "#8c564b", "marker": "D", "label": "Vegas"},
+    "westwood": {"color": "#e377c2", "marker": "P", "label": "Westwood"},
+    "htcp": {"color": "#7f7f7f", "marker": "X", "label": "H-TCP"},
+    "illinois": {"color": "#bcbd22", "marker": "*", "label": "Illinois"},
+    "hybla": {"color": "#17becf", "marker": "h", "label": "Hybla"},
+}
+EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
+
+
+def style(cc: str) -> dict:
+    if cc in STYLE:
+        return STYLE[cc]
+    color = EXTRA_COLORS[sum(map(ord, cc)) % len(EXTRA_COLORS)]
+    return {"color": color, "marker": "o", "label": cc}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 10})
+    return plt
+
+
+def _params_line(records: list[dict]) -> str:
+    s = records[0]["summary"]
+    durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
+    flows = len(records[0]["flow_plan"])
+    dur = f", {durations[-1]:g} s flows" if durations else ""
+    return (f"bottleneck {s['rate']}, base RTT {s['base_rtt']}, buffer {s['buffer']}, "
+            f"loss {s['loss']}, pacing {s['pacing']}, {flows} flow{'s' if flows > 1 else ''}{dur}")
+
+
+def _footer(fig, verdict: dict) -> None:
+    lines = claims_mod.verdict_lines(verdict)
+    text = "\n".join(textwrap.shorten(line, 150, placeholder=" …") for line in lines)
+    color = "#2e7d32" if verdict["verdict"] == "reproduced" else "#b71c1c"
+    fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom", ha="left", color=color)
+    fig.subplots_adjust(bottom=0.1 + 0.028 * len(lines))
+
+
+def _cc_of(record: dict) -> str:
+    ccs = sorted({g["cc"] for g in record["flows"]})
+    return ccs[0] if len(ccs) == 1 else "+".join(ccs)
+
+
+def _label(record: dict, axes_shown: set) -> str:
+    extra = ", ".join(f"{k}={v}" for k, v in record["params"].items() if k not in axes_shown)
+    name = style(_cc_of(record))["label"]
+    return f"{name} ({extra})" if extra else name
+
+
+def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
+    fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
+    base = records[0]["metrics"]["base_rtt_ms"]
+    for rec in sorted(records, key=lambda r: (_cc_of(r), r["id"])):
+        series = rundir.series(rec["id"])
+        st = style(_cc_of(rec))
+        label = _label(rec, {"cc"})
+        for name, pts in series["rtt"].items():
+            pts = [(t, v) for t, v in pts if t >= 0]
+            if not pts:
+                continue
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.0, label=label)
+            values = sorted(v for _, v in pts)
+            cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6,
+                     label=f"{label}: median {rec['metrics'].get('rtt_p50_ms', float('nan')):.0f} ms")
+            label = None
+    for a in (ax,):
+        a.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
+    cdf.axvline(base, color="black", ls="--", lw=1)
+    ax.set_xlabel("time since flow start (s)")
+    ax.set_ylabel("RTT (ms, ping every 100 ms)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right")
+    cdf.set_xlabel("RTT (ms)")
+    cdf.set_ylabel("CDF")
+    cdf.set_ylim(0, 1.01)
+    cdf.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 6: per-flow throughput over time, with Jain's fairness index below."""
+    rec = records[0]
+    series = rundir.series(rec["id"])
+    fig, (ax, jx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    cmap = plt.get_cmap("tab10")
+    for i, (fid, flow) in enumerate(series["flows"].items()):
+        pts = flow["throughput"]
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), lw=1.2,
+                label=f"flow {i + 1} ({style(flow['cc'])['label']}, starts {flow['start']:.0f} s)")
+    ax.step([t for t, _ in series["link_rate"]] + [rec["metrics"]["duration_s"]],
+            [v for _, v in series["link_rate"]] + [series["link_rate"][-1][1]],
+            where="post", color="black", ls="--", lw=1, label="bottleneck rate")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize=8, ncol=2)
+    if series.get("jain"):
+        jx.plot([t for t, _ in series["jain"]], [v for _, v in series["jain"]], color="black", lw=1.2)
+    jx.set_ylim(0, 1.05)
+    jx.set_ylabel("Jain index")
+    jx.set_xlabel("time since first flow start (s)")
+    return fig
+
+
+def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
+    """Bandwidth steps: delivered throughput against the configured rate, per CC."""
+    fig, ax = plt.subplots(figsize=(12, 5.5))
+    for rec in sorted(records, key=_cc_of):
+        series = rundir.series(rec["id"])
+        st = style(_cc_of(rec))
+        for flow in series["flows"].values():
+            pts = flow["throughput"]
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.4,
+                    label=f"{_label(rec, {'cc'})} goodput (adapts in {rec['metrics'].get('adapt_time_max_s')} s)")
+    series = rundir.series(records[0]["id"])
+    end = records[0]["metrics"]["duration_s"]
+    ax.step([t for t, _ in series["link_rate"]] + [end], [v for _, v in series["link_rate"]]
+            + [series["link_rate"][-1][1]], where="post", color="black", ls="--", lw=1.2, label="bottleneck rate")
+    ax.set_xlabel("time since flow start (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def _loss_curves(records: list[dict], group_key: str | None):
+    curves: dict = {}
+    for rec in records:
+        key = (_cc_of(rec), rec["params"].get(group_key) if group_key else None)
+        curves.setdefault(key, []).append(rec)
+    return curves
+
+
+def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 8: goodput against random loss (log x), with the ideal line bw*(1-p)."""
+    merged = claims_mod.average_repetitions(records)
+    fig, ax = plt.subplots(figsize=(11, 6))
+    link = merged[0]["metrics"]["link_mbps"]
+    for (cc, _), recs in sorted(_loss_curves(merged, None).items()):
+        recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
+        st = style(cc)
+        xs = [r["metrics"]["loss"] * 100 for r in recs]
+        ys = [r["metrics"]["steady_goodput_mbps"] for r in recs]
+        errs = [r["metrics"].get("steady_goodput_mbps_ci95", 0) for r in recs]
+        ax.errorbar(xs, ys, yerr=errs, color=st["color"], marker=st["marker"], lw=1.6, capsize=3,
+                    label=f"{st['label']} (measured)")
+    losses = sorted({r["metrics"]["loss"] for r in merged if r["metrics"]["loss"] > 0})
+    if losses:
+        grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
+        ax.plot(grid, [link * (1 - p / 100) for p in grid], color="black", ls="--", lw=1, label="ideal: bw x (1 - p)")
+    for name, ref in (exp.reference.get("series") or {}).items():
+        st = style(name)
+        pts = sorted((float(k), float(v)) for k, v in ref.items())
+        ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
+                alpha=0.3, ls=":", label=f"{st['label']} ({exp.reference.get('source', 'reference')})")
+    ax.set_xscale("log")
+    ax.set_xlabel("random loss rate on the data path (%)")
+    ax.set_ylabel("goodput after startup (Mbit/s)")
+    ax.set_ylim(0, link * 1.08)
+    ax.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict]):
+    """Sweeps: goodput / link rate against loss, one line per value of the other axis, per CC."""
+    merged = claims_mod.average_repetitions(records)
+    group_key = next((k for k in exp.axes if k not in ("loss", "cc")), None)
+    ccs = sorted({_cc_of(r) for r in merged})
+    fig, axes = plt.subplots(1, len(ccs), figsize=(6.5 * len(ccs), 5.5), sharey=True, squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    values = list(exp.axes.get(group_key, [None]))
+    for ax, cc in zip(axes[0], ccs):
+        for (c, value), recs in _loss_curves(merged, group_key).items():
+            if c != cc:
+                continue
+            recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
+            idx = values.index(value) if value in values else 0
+            ax.plot([r["metrics"]["loss"] * 100 for r in recs],
+                    [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs],
+                    marker=style(cc)["marker"], color=cmap(idx / max(len(values) - 1, 1)), lw=1.5,
+                    label=f"{group_key}={value}" if group_key else style(cc)["label"])
+        ax.set_xscale("log")
+        ax.set_title(style(cc)["label"])
+        ax.set_xlabel("random loss rate (%)")
+        ax.set_ylim(0, 1.1)
+        ax.legend(fontsize=8, loc="lower left")
+    axes[0][0].set_ylabel("goodput / bottleneck rate")
+    return fig
+
+
+KINDS = {
+    "rtt_timeseries": rtt_timeseries,
+    "throughput_timeseries": throughput_timeseries,
+    "loss_goodput": loss_goodput,
+    "sweep_normalized": sweep_normalized,
+    "rate_step": rate_step,
+}
+
+
+def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
+    """Render the experiment's figure into the run directory (atomically) and return its path."""
+    import io
+
+    plt = _pyplot()
+    fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
+    title = exp.plot_title or exp.title
+    fig.suptitle(f"{title}\n{_params_line(records)}", fontsize=11)
+    _footer(fig, verdict)
+    fig.subplots_adjust(top=0.86)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    path = rundir.path / f"{exp.name}.png"
+    write_atomic(path, buffer.getvalue())
+    return path

@@ -1,0 +1,516 @@
+"""Experiment specs: read YAML, apply overrides, expand sweeps, validate into typed points.
+
+An experiment file is declarative. A list where the schema expects one value (a rate, a
+loss, a congestion control, ...) is a sweep axis; the grid is the cartesian product of
+all axes. Every grid point is validated before anything runs, and every error names the
+key that is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import units
+from .errors import SpecError
+
+MTU_BYTES = 1500
+PACING_MODES = ("fq", "internal")
+LOSS_DIRECTIONS = ("data", "both")
+PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step")
+
+# Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
+# (these sysctls are per network namespace since Linux 4.15).
+DEFAULT_SYSCTLS = {
+    "net.ipv4.tcp_rmem": "4096 131072 134217728",
+    "net.ipv4.tcp_wmem": "4096 16384 134217728",
+    "net.ipv4.tcp_no_metrics_save": "1",
+}
+
+# Where a list means "sweep this": dotted paths, '*' matching a flow group index.
+SWEEPABLE = (
+    "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
+    "link.forward_share", "link.burst", "pacing",
+    "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
+    "flows.*.until", "flows.*.size", "flows.*.rtt",
+)
+TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
+            "repeat", "seed", "plot", "claims", "quick", "reference"}
+LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes"}
+FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
+SAMPLING_KEYS = {"interval", "iperf_interval", "pcap", "startup"}
+PLOT_KEYS = {"kind", "title"}
+CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """The bottleneck queue: packets, bytes, or a multiple of the BDP."""
+
+    value: float
+    unit: str  # "pkt", "bytes" or "bdp"
+
+    def packets(self, rate_bps: float, rtt_s: float) -> int:
+        if self.unit == "pkt":
+            return int(self.value)
+        # no clamping here: Link validation must see (and refuse) a buffer under 2 packets
+        if self.unit == "bdp":
+            return round(self.value * rate_bps * rtt_s / 8 / MTU_BYTES)
+        return int(self.value // MTU_BYTES)
+
+    def label(self) -> str:
+        return {"pkt": f"{self.value:g} pkt", "bdp": f"{self.value:g} BDP", "bytes": f"{self.value:g} B"}[self.unit]
+
+
+@dataclass(frozen=True)
+class RateChange:
+    at: float
+    rate: float
+
+
+@dataclass(frozen=True)
+class Link:
+    rate: float
+    rtt: float
+    buffer: Buffer
+    loss: float = 0.0
+    loss_direction: str = "data"
+    jitter: float = 0.0
+    forward_share: float = 0.5
+    burst: int | None = None  # bytes; None = sized from the rate
+    changes: tuple[RateChange, ...] = ()
+
+    @property
+    def buffer_packets(self) -> int:
+        return self.buffer.packets(self.rate, self.rtt)
+
+    @property
+    def bdp_packets(self) -> float:
+        return self.rate * self.rtt / 8 / MTU_BYTES
+
+
+@dataclass(frozen=True)
+class FlowGroup:
+    cc: str
+    count: int = 1
+    start: float = 0.0
+    stagger: float = 0.0
+    duration: float | None = None
+    until: float | None = None
+    size: int | None = None
+    rtt: float | None = None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    interval: float = 0.1
+    iperf_interval: float = 0.5
+    pcap: bool = False
+    startup: float = 2.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    text: str
+    metric: str
+    where: dict
+    vs: dict | None
+    min: float | None
+    max: float | None
+    relative_to: str | None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One fully resolved run of an experiment (one grid point, one repetition)."""
+
+    experiment: str
+    params: dict  # axis label -> value as written, e.g. {"cc": "bbr"}
+    repetition: int
+    link: Link
+    pacing: str
+    flows: tuple[FlowGroup, ...]
+    sysctls: dict
+    sampling: Sampling
+
+    @property
+    def id(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.params.items()]
+        parts.append(f"rep{self.repetition}")
+        return re.sub(r"[^A-Za-z0-9=.,%_-]", "_", ",".join(parts))
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first start to the last configured end (size flows: unknown, 0)."""
+        ends = [0.0]
+        for group in self.flows:
+            for i in range(group.count):
+                start = group.start + i * group.stagger
+                if group.until is not None:
+                    ends.append(group.until)
+                elif group.duration is not None:
+                    ends.append(start + group.duration)
+        return max(ends)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    description: str
+    source: str  # the YAML text after overrides, archived with the results
+    raw: dict
+    axes: dict  # label -> list of values
+    points: tuple[Point, ...]
+    plot_kind: str
+    plot_title: str | None
+    claims: tuple[Claim, ...]
+    reference: dict = field(default_factory=dict)
+    repeat: int = 1
+    seed: int = 1
+
+
+def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
+    if not isinstance(mapping, dict):
+        raise SpecError(f"{where}: expected a mapping, got {type(mapping).__name__}")
+    unknown = sorted(set(mapping) - allowed)
+    if unknown:
+        prefix = f"{where}." if where else ""
+        raise SpecError(f"{prefix}{unknown[0]}: unknown key (allowed here: {', '.join(sorted(allowed))})")
+    return mapping
+
+
+def _choice(value: Any, options: tuple, key: str) -> str:
+    if value not in options:
+        raise SpecError(f"{key}: {value!r} is not one of {', '.join(options)}")
+    return value
+
+
+def _count(value: Any, key: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SpecError(f"{key}: expected a whole number >= {minimum}, got {value!r}")
+    return value
+
+
+def _buffer(value: Any, key: str) -> Buffer:
+    text = str(value).strip().lower().replace(" ", "")
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text)
+    if match:
+        number, unit = float(match.group(1)), match.group(2)
+        unit = "bdp" if unit == "bdp" else "pkt"
+        if number <= 0 or (unit == "pkt" and number != int(number)):
+            raise SpecError(f"{key}: buffer must be a positive packet count or BDP multiple, got {value!r}")
+        return Buffer(number, unit)
+    try:
+        return Buffer(float(units.size(value, key)), "bytes")
+    except SpecError:
+        raise SpecError(f"{key}: cannot read buffer {value!r} (examples: '175pkt', '5bdp', '256KB')") from None
+
+
+def _link(raw: Any) -> Link:
+    raw = _check_keys(raw, LINK_KEYS, "link")
+    for required in ("rate", "rtt", "buffer"):
+        if required not in raw:
+            raise SpecError(f"link.{required}: required")
+    share = raw.get("forward_share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise SpecError(f"link.forward_share: expected a number between 0 and 1, got {share!r}")
+    changes = raw.get("changes") or []
+    if not isinstance(changes, list):
+        raise SpecError("link.changes: expected a list of {at, rate}")
+    steps = []
+    for i, change in enumerate(changes):
+        change = _check_keys(change, {"at", "rate"}, f"link.changes.{i}")
+        steps.append(RateChange(units.duration(change.get("at"), f"link.changes.{i}.at"),
+                                units.rate(change.get("rate"), f"link.changes.{i}.rate")))
+    burst = raw.get("burst", "auto")
+    link = Link(
+        rate=units.rate(raw["rate"], "link.rate"),
+        rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
+        buffer=_buffer(raw["buffer"], "link.buffer"),
+        loss=units.fraction(raw.get("loss", 0), "link.loss"),
+        loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
+        jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
+        forward_share=float(share),
+        burst=None if burst == "auto" else units.size(burst, "link.burst"),
+        changes=tuple(sorted(steps, key=lambda c: c.at)),
+    )
+    if link.buffer_packets < 2:
+        raise SpecError(f"link.buffer: {link.buffer.label()} is under 2 packets at this rate and RTT")
+    if link.jitter > link.rtt * link.forward_share + 1e-12:
+        # jitter is applied on the data direction, whose delay is rtt x forward_share
+        raise SpecError("link.jitter: must be at most the data direction's delay, link.rtt x "
+                        "link.forward_share (half of link.rtt by default; netem delay cannot go negative)")
+    return link
+
+
+def _flows(raw: Any) -> tuple[FlowGroup, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SpecError("flows: expected a non-empty list of flow groups")
+    groups = []
+    for i, group in enumerate(raw):
+        key = f"flows.{i}"
+        group = _check_keys(group, FLOW_KEYS, key)
+        cc = group.get("cc")
+        if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
+            raise SpecError(f"{key}.cc: expected a congestion control name like 'bbr', got {cc!r}")
+        ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
+        if len(ends) != 1:
+            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'})")
+        flow = FlowGroup(
+            cc=cc,
+            count=_count(group.get("count", 1), f"{key}.count"),
+            start=units.duration(group.get("start", "0s"), f"{key}.start"),
+            stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
+            duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
+                      if group.get("duration") is not None else None),
+            until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
+            size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
+            rtt=units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None,
+        )
+        last_start = flow.start + (flow.count - 1) * flow.stagger
+        if flow.until is not None and flow.until <= last_start:
+            raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
+        groups.append(flow)
+    return tuple(groups)
+
+
+def _sampling(raw: Any) -> Sampling:
+    raw = _check_keys(raw or {}, SAMPLING_KEYS, "sampling")
+    pcap = raw.get("pcap", False)
+    if not isinstance(pcap, bool):
+        raise SpecError(f"sampling.pcap: expected true or false, got {pcap!r}")
+    sampling = Sampling(
+        interval=units.duration(raw.get("interval", "100ms"), "sampling.interval", allow_zero=False),
+        iperf_interval=units.duration(raw.get("iperf_interval", "500ms"), "sampling.iperf_interval",
+                                      allow_zero=False),
+        pcap=pcap,
+        startup=units.duration(raw.get("startup", "2s"), "sampling.startup"),
+    )
+    if sampling.iperf_interval < 0.1:
+        raise SpecError("sampling.iperf_interval: iperf3 reports at most every 100ms")
+    return sampling
+
+
+def _sysctls(raw: Any) -> dict:
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise SpecError("sysctls: expected a mapping of sysctl name to value")
+    merged = dict(DEFAULT_SYSCTLS)
+    for name, value in raw.items():
+        if not re.fullmatch(r"net\.[a-z0-9_.]+", str(name)):
+            raise SpecError(f"sysctls.{name}: only per-namespace net.* sysctls can be set in hosts")
+        merged[name] = " ".join(str(value).split())
+    return merged
+
+
+def _claims(raw: Any) -> tuple[Claim, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SpecError("claims: expected a list")
+    claims = []
+    for i, item in enumerate(raw):
+        key = f"claims.{i}"
+        item = _check_keys(item, CLAIM_KEYS, key)
+        for required in ("id", "text", "metric"):
+            if not isinstance(item.get(required), str):
+                raise SpecError(f"{key}.{required}: required text")
+        bounds = {b: item.get(b) for b in ("min", "max")}
+        if all(v is None for v in bounds.values()):
+            raise SpecError(f"{key}: give min or max")
+        for b, v in bounds.items():
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise SpecError(f"{key}.{b}: expected a number, got {v!r}")
+        for sel in ("where", "vs"):
+            if item.get(sel) is not None and not isinstance(item[sel], dict):
+                raise SpecError(f"{key}.{sel}: expected a mapping of parameter to value")
+        claims.append(Claim(item["id"], item["text"], item["metric"], item.get("where") or {},
+                            item.get("vs"), bounds["min"], bounds["max"], item.get("relative_to")))
+    return tuple(claims)
+
+
+# ---------------------------------------------------------------- overrides and sweeps
+
+def _leaf_paths(raw: dict) -> list[str]:
+    """Concrete dotted paths of the sweepable leaves this spec has or could have."""
+    paths = [p for p in SWEEPABLE if not p.startswith("flows.")]
+    for i, _ in enumerate(raw.get("flows") or []):
+        paths += [p.replace("*", str(i)) for p in SWEEPABLE if p.startswith("flows.")]
+    return paths
+
+
+def resolve_key(raw: dict, key: str) -> str:
+    """Full dotted path for KEY: itself when it is a path, else a unique leaf name ('rate')."""
+    first = key.split(".")[0]
+    if first in TOP_KEYS:
+        return key
+    matches = [p for p in _leaf_paths(raw) if p.endswith("." + key) or p == key]
+    if len(matches) > 1:
+        # 'rtt' means link.rtt unless a flow group sets its own rtt: prefer the one key present
+        present = [p for p in matches if _get(raw, p) is not None]
+        if len(present) == 1:
+            return present[0]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SpecError(f"--set {key}: unknown key (examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
+    raise SpecError(f"--set {key}: ambiguous, say one of {', '.join(matches)}")
+
+
+def set_path(raw: dict, path: str, value: Any) -> None:
+    node: Any = raw
+    parts = path.split(".")
+    for depth, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise SpecError(f"{here}: no such list entry")
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if part == "sysctls":
+                node = node.setdefault(part, {})
+                # sysctl names contain dots: the rest of the path is one key
+                node[".".join(parts[depth + 1:])] = value
+                return
+            node = node.setdefault(part, {})
+        else:
+            raise SpecError(f"{here}: cannot set inside a {type(node).__name__}")
+    last = parts[-1]
+    if isinstance(node, list):
+        if not last.isdigit() or int(last) >= len(node):
+            raise SpecError(f"{path}: no such list entry")
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise SpecError(f"{path}: cannot set inside a {type(node).__name__}")
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """'rate=20Mbit' -> ('rate', '20Mbit'); the value is read as YAML ('[bbr, cubic]' is a list)."""
+    if "=" not in text:
+        raise SpecError(f"--set {text}: expected key=value")
+    key, value = text.split("=", 1)
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _get(raw: dict, path: str) -> Any:
+    node: Any = raw
+    for part in path.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _axes(raw: dict) -> dict[str, list]:
+    """Sweep axes: path -> list of values, in spec order."""
+    axes = {}
+    for path in _leaf_paths(raw):
+        value = _get(raw, path)
+        if isinstance(value, list):
+            if not value:
+                raise SpecError(f"{path}: an empty list sweeps nothing")
+            axes[path] = value
+    return axes
+
+
+def _labels(paths: list[str]) -> dict[str, str]:
+    """Short, unique axis labels: 'flows.0.cc' -> 'cc' unless two axes share the leaf name."""
+    leaf = [p.rsplit(".", 1)[-1] for p in paths]
+    return {p: (name if leaf.count(name) == 1 else p) for p, name in zip(paths, leaf)}
+
+
+def load_raw(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise SpecError(f"{path}: not valid YAML{where}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: expected a mapping at the top level")
+    return raw
+
+
+def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_name: str = "experiment") -> Experiment:
+    """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
+    raw = copy.deepcopy(raw)
+    _check_keys(raw, TOP_KEYS, "")
+    if quick:
+        profile = raw.get("quick") or {}
+        if not isinstance(profile, dict):
+            raise SpecError("quick: expected a mapping of key to value")
+        for key, value in profile.items():
+            set_path(raw, resolve_key(raw, str(key)), value)
+    for text in overrides:
+        key, value = parse_override(text)
+        set_path(raw, resolve_key(raw, key), value)
+    _check_keys(raw, TOP_KEYS, "")
+    if "link" not in raw or "flows" not in raw:
+        raise SpecError(f"{'link' if 'link' not in raw else 'flows'}: required")
+
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise SpecError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
+    plot = _check_keys(raw.get("plot") or {}, PLOT_KEYS, "plot")
+    plot_kind = _choice(plot.get("kind", "rtt_timeseries"), PLOT_KINDS, "plot.kind")
+    pacing_default = raw.get("pacing", "fq")
+    repeat = _count(raw.get("repeat", 1), "repeat")
+    seed = raw.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SpecError(f"seed: expected a whole number, got {seed!r}")
+    sysctls = _sysctls(raw.get("sysctls"))
+    sampling = _sampling(raw.get("sampling"))
+
+    axes = _axes(raw)
+    labels = _labels(list(axes))
+    points = []
+    for combo in itertools.product(*axes.values()):
+        concrete = copy.deepcopy(raw)
+        for path, value in zip(axes, combo):
+            set_path(concrete, path, value)
+        params = {labels[p]: v for p, v in zip(axes, combo)}
+        link = _link(concrete["link"])
+        pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
+        flows = _flows(concrete["flows"])
+        for rep in range(1, repeat + 1):
+            points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
+    return Experiment(
+        name=name,
+        title=str(raw.get("title", name)),
+        description=str(raw.get("description", "")).strip(),
+        source=yaml.safe_dump(raw, sort_keys=False),
+        raw=raw,
+        axes={labels[p]: v for p, v in axes.items()},
+        points=tuple(points),
+        plot_kind=plot_kind,
+        plot_title=plot.get("title"),
+        claims=_claims(raw.get("claims")),
+        reference=raw.get("reference") or {},
+        repeat=repeat,
+        seed=seed,
+    )
+
+
+def load(path: Path, overrides: list[str] = (), quick: bool = False) -> Experiment:
+    return build(load_raw(path), overrides, quick, default_name=path.stem)

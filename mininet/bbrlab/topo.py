@@ -1,0 +1,257 @@
+"""The dumbbell as plain data: which hosts, which links, which qdisc on which egress.
+
+    snd1 ─┐                                   ┌─ rcv1   (one receiver per flow group,
+    snd2 ─┼─ r1 ══ bottleneck (rate+buffer) ══ r2 ─┤    so groups can have their own RTT)
+    sndN ─┘                                   └─ rcvM
+
+Every egress queue has one job, so no two emulation features are entangled:
+- sender egress: fq (pacing) or nothing (the kernel's TCP-internal pacing);
+- r1 -> r2: htb at the bottleneck rate with a pfifo/bfifo leaf: THE buffer;
+- r2 -> receiver: netem with the data direction's delay, jitter and random loss;
+- receiver -> r2: netem with the ACK direction's delay (and loss when asked).
+The netem delay lines get a limit far above the packets in flight, so the only place a
+packet can be dropped for lack of room is the bottleneck buffer (Mininet's TCLink puts
+delay and queue limit in one netem, which silently turns the delay line into the buffer).
+
+Nothing here touches the system: a Plan is built from a Point and can be printed
+(--dry-run), tested offline, and handed to the testbed to execute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .spec import MTU_BYTES, Point
+from .units import fmt_fraction, fmt_rate, fmt_time
+
+FRAME_BYTES = MTU_BYTES + 14
+BOTTLENECK_HANDLE = "10:"  # the leaf qdisc that holds the buffer; sampled for backlog
+BASE_PORT = 5201
+
+
+@dataclass(frozen=True)
+class IntfPlan:
+    """One interface: its address and the commands that set up its egress queueing."""
+
+    host: str
+    name: str
+    ip: str  # with prefix length
+    role: str  # "pacing", "bottleneck", "delay-data", "delay-ack", "plain"
+    tc: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    end1: IntfPlan
+    end2: IntfPlan
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    id: str
+    group: int
+    cc: str
+    sender: str
+    receiver: str
+    dst: str
+    port: int
+    start: float
+    duration: float | None  # seconds of sending, for time-bounded flows
+    size: int | None  # bytes, for size-bounded flows
+
+
+@dataclass(frozen=True)
+class Event:
+    """A command to run at time `at` after the first flow starts (e.g. a bandwidth step)."""
+
+    at: float
+    host: str
+    argv: tuple[str, ...]
+    what: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    hosts: tuple[tuple[str, str], ...]  # (name, role)
+    links: tuple[LinkPlan, ...]
+    routes: dict  # host -> tuple of argv
+    sysctls: dict  # host -> {name: value}
+    flows: tuple[FlowPlan, ...]
+    events: tuple[Event, ...]
+    bottleneck: IntfPlan
+    summary: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple:
+        """What must match for a built network to be reused: hosts and wiring, not settings."""
+        return (self.hosts, tuple((lk.end1.name, lk.end2.name) for lk in self.links))
+
+    def intfs(self) -> list[IntfPlan]:
+        return [end for link in self.links for end in (link.end1, link.end2)]
+
+
+def htb_burst(rate_bps: float, burst: int | None) -> int:
+    """Bytes the shaper may send back to back: 1 ms at the rate, at least two frames.
+
+    tc's default burst is computed for HZ timers and is too small at high rates; too
+    large a burst lets the link run above its rate in bursts.
+    """
+    if burst is not None:
+        return burst
+    return max(2 * FRAME_BYTES, int(rate_bps / 8 * 0.001))
+
+
+def netem_limit(rate_bps: float, delay_s: float) -> int:
+    """A delay-line limit that never drops: 4x the packets the line can hold, at least 10000."""
+    in_flight = rate_bps * delay_s / 8 / 64  # even if every packet were a 64-byte ACK
+    return max(10_000, int(4 * in_flight))
+
+
+def _bottleneck_tc(dev: str, point: Point) -> tuple[tuple[str, ...], ...]:
+    link = point.link
+    burst = htb_burst(link.rate, link.burst)
+    if link.buffer.unit == "bytes":
+        leaf = ("bfifo", "limit", str(int(link.buffer.value)))
+    else:
+        leaf = ("pfifo", "limit", str(link.buffer_packets))
+    return (
+        ("tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"),
+        ("tc", "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+         "rate", f"{int(link.rate)}bit", "ceil", f"{int(link.rate)}bit",
+         "burst", str(burst), "cburst", str(burst), "quantum", str(FRAME_BYTES)),
+        ("tc", "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", BOTTLENECK_HANDLE) + leaf,
+    )
+
+
+def _netem_tc(dev: str, delay: float, jitter: float, loss: float, rate_bps: float) -> tuple[tuple[str, ...], ...]:
+    argv = ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem",
+            "limit", str(netem_limit(rate_bps, delay + jitter)), "delay", f"{delay * 1e6:.0f}us"]
+    if jitter:
+        argv += [f"{jitter * 1e6:.0f}us"]
+    if loss:
+        argv += ["loss", "random", f"{loss * 100:.6g}%"]
+    return (tuple(argv),)
+
+
+def rate_change(dev: str, rate_bps: float, burst: int | None) -> tuple[str, ...]:
+    """The command that moves the bottleneck to a new rate while flows run."""
+    b = htb_burst(rate_bps, burst)
+    return ("tc", "class", "change", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+            "rate", f"{int(rate_bps)}bit", "ceil", f"{int(rate_bps)}bit",
+            "burst", str(b), "cburst", str(b), "quantum", str(FRAME_BYTES))
+
+
+def _subnet(index: int) -> tuple[str, str, str]:
+    """Link INDEX gets 10.<hi>.<lo>.0/24: addresses of its two ends and the prefix."""
+    hi, lo = divmod(index, 256)
+    prefix = f"10.{hi}.{lo}"
+    return f"{prefix}.1/24", f"{prefix}.2/24", f"{prefix}.0/24"
+
+
+def _flows_per_group(point: Point) -> list[list[tuple[float, float | None, int | None]]]:
+    groups = []
+    for group in point.flows:
+        flows = []
+        for i in range(group.count):
+            start = group.start + i * group.stagger
+            if group.until is not None:
+                length: float | None = group.until - start
+            else:
+                length = group.duration
+            flows.append((start, length, group.size))
+        groups.append(flows)
+    return groups
+
+
+def build_plan(point: Point) -> Plan:
+    link = point.link
+    per_group = _flows_per_group(point)
+    n_senders = sum(len(g) for g in per_group)
+    senders = [f"snd{i}" for i in range(1, n_senders + 1)]
+    receivers = [f"rcv{j}" for j in range(1, len(point.flows) + 1)]
+    hosts = tuple([(s, "sender") for s in senders] + [("r1", "router"), ("r2", "router")]
+                  + [(r, "receiver") for r in receivers])
+
+    links: list[LinkPlan] = []
+    routes: dict[str, list[tuple[str, ...]]] = {h: [] for h, _ in hosts}
+    index = 1
+    for i, snd in enumerate(senders):
+        a, b, _ = _subnet(index)
+        r1_port = f"r1-eth{i + 1}"
+        pacing_tc = (("tc", "qdisc", "replace", "dev", f"{snd}-eth0", "root", "fq"),) if point.pacing == "fq" else ()
+        links.append(LinkPlan(IntfPlan(snd, f"{snd}-eth0", a, "pacing" if pacing_tc else "plain", pacing_tc),
+                              IntfPlan("r1", r1_port, b, "plain")))
+        routes[snd].append(("ip", "route", "replace", "default", "via", b.split("/")[0]))
+        index += 1
+
+    a, b, _ = _subnet(index)
+    bottleneck = IntfPlan("r1", "r1-eth0", a, "bottleneck", _bottleneck_tc("r1-eth0", point))
+    links.append(LinkPlan(bottleneck, IntfPlan("r2", "r2-eth0", b, "plain")))
+    routes["r1"].append(("ip", "route", "replace", "default", "via", b.split("/")[0]))
+    routes["r2"].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
+    index += 1
+
+    receiver_ip = {}
+    for j, (rcv, group) in enumerate(zip(receivers, point.flows)):
+        rtt = group.rtt or link.rtt
+        forward = rtt * link.forward_share
+        backward = rtt - forward
+        ack_loss = link.loss if link.loss_direction == "both" else 0.0
+        a, b, _ = _subnet(index)
+        data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
+        links.append(LinkPlan(
+            IntfPlan("r2", data_dev, a, "delay-data",
+                     _netem_tc(data_dev, forward, link.jitter, link.loss, max([link.rate] + [c.rate for c in link.changes]))),
+            IntfPlan(rcv, ack_dev, b, "delay-ack", _netem_tc(ack_dev, backward, 0.0, ack_loss, link.rate)),
+        ))
+        routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
+        receiver_ip[j] = b.split("/")[0]
+        index += 1
+
+    sysctls = {h: dict(point.sysctls) for h, _ in hosts}
+    for router in ("r1", "r2"):
+        sysctls[router]["net.ipv4.ip_forward"] = "1"
+
+    flows = []
+    k = 0
+    for j, group_flows in enumerate(per_group):
+        for i, (start, length, size) in enumerate(group_flows):
+            flows.append(FlowPlan(
+                id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
+                dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size))
+            k += 1
+
+    events = tuple(
+        Event(c.at, "r1", rate_change("r1-eth0", c.rate, link.burst), f"bottleneck rate -> {fmt_rate(c.rate)}")
+        for c in link.changes)
+
+    summary = {
+        "rate": fmt_rate(link.rate),
+        "base_rtt": fmt_time(link.rtt),
+        "buffer": f"{link.buffer_packets} pkt ({link.buffer_packets / max(link.bdp_packets, 1e-9):.2g} BDP)",
+        "loss": fmt_fraction(link.loss),
+        "pacing": point.pacing,
+    }
+    return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
+                tuple(flows), events, bottleneck, summary)
+
+
+def describe(plan: Plan) -> str:
+    """Human-readable plan for --dry-run: topology, queueing commands, flow schedule."""
+    lines = ["hosts: " + ", ".join(f"{h} ({r})" for h, r in plan.hosts), "links and egress queueing:"]
+    for link in plan.links:
+        lines.append(f"  {link.end1.name} {link.end1.ip}  <->  {link.end2.name} {link.end2.ip}")
+        for end in (link.end1, link.end2):
+            for argv in end.tc:
+                lines.append(f"    [{end.host}] {' '.join(argv)}")
+            if not end.tc:
+                lines.append(f"    [{end.host}] {end.name}: no qdisc (veth default noqueue)")
+    lines.append("offloads: tso, gso, gro off on every interface")
+    lines.append("sysctls in every host: " + ", ".join(f"{k}={v}" for k, v in next(iter(plan.sysctls.values())).items()))
+    lines.append("flows:")
+    for f in plan.flows:
+        end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"
+        lines.append(f"  {f.id}: {f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}  start {f.start:g}s, {end}")
+    for e in plan.events:
+        lines.append(f"  at {e.at:g}s [{e.host}] {e.what}: {' '.join(e.argv)}")
+    return "\n".join(lines)

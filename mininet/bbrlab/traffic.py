@@ -1,0 +1,125 @@
+"""Traffic: iperf3 receivers and senders, started on schedule inside the testbed's hosts.
+
+Every flow gets its own one-off iperf3 server (one test per server is iperf3's model).
+Servers are listening before any sender starts (checked with ss, not assumed), and
+senders start at their scheduled offsets from one common time zero.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import TestbedError
+from .links import run
+from .topo import Event, FlowPlan
+
+LISTEN_TIMEOUT = 10.0
+GRACE = 15.0  # seconds past a flow's planned end before it counts as hung
+
+
+def server_argv(flow: FlowPlan) -> list[str]:
+    return ["iperf3", "-s", "-1", "-J", "-p", str(flow.port)]
+
+
+def client_argv(flow: FlowPlan, interval: float) -> list[str]:
+    argv = ["iperf3", "-c", flow.dst, "-p", str(flow.port), "-C", flow.cc, "-J",
+            "-i", f"{interval:g}", "--connect-timeout", "5000"]
+    if flow.duration is not None:
+        argv += ["-t", f"{flow.duration:g}"]
+    else:
+        argv += ["-n", str(flow.size)]
+    return argv
+
+
+@dataclass
+class FlowRun:
+    flow: FlowPlan
+    server: subprocess.Popen | None = None
+    client: subprocess.Popen | None = None
+    launched_at: float | None = None  # epoch seconds when the client was started
+    exited_at: float | None = None
+    files: list = field(default_factory=list)
+
+
+def _wait_listening(node, port: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        out = run(node, ["ss", "-H", "-l", "-t", "-n", "sport", "=", f":{port}"], check=False)
+        if out.strip():
+            return
+        time.sleep(0.05)
+    raise TestbedError(f"[{node.name}] iperf3 server on port {port} is not listening after {LISTEN_TIMEOUT:g}s")
+
+
+class Traffic:
+    """Start servers, then clients on schedule; wait; stop whatever hangs."""
+
+    def __init__(self, testbed, flows: tuple[FlowPlan, ...], events: tuple[Event, ...], raw_dir: Path,
+                 interval: float):
+        self.testbed = testbed
+        self.runs = [FlowRun(f) for f in flows]
+        self.events = sorted(events, key=lambda e: e.at)
+        self.raw_dir = raw_dir
+        self.interval = interval
+        self.event_log: list[dict] = []
+
+    def start_servers(self) -> None:
+        for fr in self.runs:
+            node = self.testbed.node(fr.flow.receiver)
+            out = open(self.raw_dir / f"iperf3-{fr.flow.id}-server.json", "w")
+            fr.files.append(out)
+            fr.server = node.popen(server_argv(fr.flow), stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        for fr in self.runs:
+            _wait_listening(self.testbed.node(fr.flow.receiver), fr.flow.port, deadline)
+
+    def run(self, t0: float) -> None:
+        """Launch clients at t0 + start (t0 on the monotonic clock); fire events; wait for the end."""
+        pending = sorted(self.runs, key=lambda fr: fr.flow.start)
+        events = list(self.events)
+        planned_end = max((fr.flow.start + (fr.flow.duration or 0.0) for fr in self.runs), default=0.0)
+        hard_deadline = t0 + planned_end + GRACE + (600.0 if any(fr.flow.size for fr in self.runs) else 0.0)
+        while pending or events or any(fr.client and fr.client.poll() is None for fr in self.runs):
+            now = time.monotonic()
+            if now > hard_deadline:
+                hung = [fr.flow.id for fr in self.runs if fr.client and fr.client.poll() is None]
+                raise TestbedError(f"flows {', '.join(hung)} did not finish {GRACE:g}s after their planned end")
+            while pending and now >= t0 + pending[0].flow.start:
+                self._launch(pending.pop(0))
+            while events and now >= t0 + events[0].at:
+                self._fire(events.pop(0), t0)
+            for fr in self.runs:
+                if fr.client and fr.exited_at is None and fr.client.poll() is not None:
+                    fr.exited_at = time.time()
+            nexts = [t0 + pending[0].flow.start] if pending else []
+            nexts += [t0 + events[0].at] if events else []
+            time.sleep(max(0.0, min([now + 0.05] + nexts) - time.monotonic()))
+        for fr in self.runs:
+            if fr.server is not None:
+                try:
+                    fr.server.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    fr.server.kill()
+
+    def _launch(self, fr: FlowRun) -> None:
+        node = self.testbed.node(fr.flow.sender)
+        out = open(self.raw_dir / f"iperf3-{fr.flow.id}-client.json", "w")
+        fr.files.append(out)
+        fr.launched_at = time.time()
+        fr.client = node.popen(client_argv(fr.flow, self.interval), stdout=out, stderr=subprocess.STDOUT)
+
+    def _fire(self, event: Event, t0: float) -> None:
+        run(self.testbed.node(event.host), event.argv)
+        self.event_log.append({"at": round(time.monotonic() - t0, 4), "planned": event.at, "what": event.what,
+                               "epoch": time.time()})
+
+    def stop(self) -> None:
+        for fr in self.runs:
+            for proc in (fr.client, fr.server):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for f in fr.files:
+                f.close()

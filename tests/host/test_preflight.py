@@ -1,0 +1,59 @@
+"""The preflight against THIS host's real kernel (no VM): it must name exactly what the
+kernel lacks, agree with the probe that figure5.sh uses to pick the VM, and reach the
+user as one clear message, never a traceback.
+
+On a CI machine (no sch_netem, no sch_fq) this checks the failure path for real; on a
+kernel that has everything it checks that nothing is reported missing.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bbrlab import preflight
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, tc)")
+
+
+def probe_lacks() -> set:
+    """What vm/dispatch.sh's kernel probe (the one that sends runs to the VM) reports."""
+    out = subprocess.run(["bash", "-c", f"source {REPO / 'vm/dispatch.sh'}; kernel_lacks"],
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_preflight_agrees_with_the_dispatch_probe():
+    lacks = probe_lacks()
+    text = "\n".join(preflight.kernel_problems({"bbr", "cubic"}, pacing_fq=True))
+    for module in ("sch_netem", "sch_fq", "sch_htb"):
+        assert (module in text) == (module in lacks), (module, text, lacks)
+    assert ("bbr" in text) == ("tcp_bbr" in lacks), (text, lacks)
+
+
+def test_run_on_this_host_fails_with_one_clear_message_or_gets_past_preflight():
+    lacks = probe_lacks()
+    env = dict(os.environ, PYTHONPATH=str(REPO / "mininet"))
+    proc = subprocess.run([sys.executable, "-m", "bbrlab", "--results", "/nonexistent/bbrlab", "run", "figure5",
+                           "--quick"], capture_output=True, text=True, env=env, timeout=60, cwd=REPO)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if not lacks:
+        pytest.skip("this kernel can emulate: the integration tests run figure5 for real")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("bbrlab: preflight failed"), proc.stderr
+    for module in lacks - {"network-namespaces"}:
+        name = module.removeprefix("tcp_")
+        assert name in proc.stderr, (module, proc.stderr)
+    assert "figure5.sh --vm" in proc.stderr  # and how to get a kernel that can
+    assert "apt-get install" in proc.stderr or not any(m.startswith("sch_") for m in lacks)
+
+
+def test_figure5_script_refuses_bad_input_before_doing_anything():
+    proc = subprocess.run([str(REPO / "figure5.sh"), "--local", "sideways"], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "figure5.sh: error: unknown action 'sideways' (one of: all bbr cubic plot)"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# bbrlab's whole test suite, as CI runs it:  sudo tests/run.sh
+#
+# Stages (each prints its duration; the first failure stops the suite, exit non-zero):
+#   deps         host packages: Vagrant, libvirt, qemu, debootstrap, linters (apt)
+#   lint         yamllint, ansible-lint, flake8, shellcheck, vagrant validate
+#   unit         offline unit tests on captured tool output (pytest, on this host)
+#   host         what this host's kernel can do, and that the preflight says so
+#   vm up        the project's own Vagrantfile brought up with vagrant-libvirt on a
+#                locally built debian/bookworm64 box, provisioned by ansible_local
+#   idempotence  `vagrant provision` again: the recap must say changed=0
+#   integration  tests/integration inside the VM as root: the environment, then the
+#                experiments for real (short flows) with assertions on the paper's claims
+#   pull         the integration runs' results copied into results/ on the host
+# The VM is destroyed and the daemons this suite started are stopped on any exit
+# (--keep-vm leaves the VM up for more runs: vm/vm.sh run ..., vm/vm.sh destroy).
+#
+# Options: --no-vm (lint, unit and host stages only), --keep-vm,
+#          -k EXPR (passed to pytest for the integration stage).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+vm=vm/vm.sh
+python=/usr/bin/python3 # Debian's interpreter: the one the packages install into
+with_vm=1 keep_vm=0 pytest_k=()
+
+while (($# > 0)); do
+    case $1 in
+        --no-vm) with_vm=0 ;;
+        --keep-vm) keep_vm=1 ;;
+        -k) pytest_k=(-k "$2"); shift ;;
+        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "tests/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[[ $(id -u) -eq 0 ]] || { echo "tests/run.sh: run as root: sudo tests/run.sh" >&2; exit 2; }
+
+durations=()
+suite_t0=$(date +%s)
+timed() { # timed NAME CMD...: run a stage, record its duration, return its status
+    local name=$1 t0 rc=0; shift
+    echo "==== $name" >&2
+    t0=$(date +%s)
+    "$@" || rc=$?
+    durations+=("$(printf '%-12s %5ss %s' "$name" $(($(date +%s) - t0)) "$( ((rc == 0)) && echo ok || echo "FAILED (exit $rc)")")")
+    return "$rc"
+}
+fail() { # fail NAME RC: the suite ends here
+    report
+    echo "tests/run.sh: stage '$1' failed" >&2
+    exit "$2"
+}
+stage() { # stage NAME CMD...: a stage whose failure stops the suite
+    timed "$@" || fail "$1" "$?"
+}
+report() {
+    echo "==== stage durations" >&2
+    printf '  %s\n' "${durations[@]}" >&2
+    echo "  total        $(($(date +%s) - suite_t0))s" >&2
+}
+
+vm_started=0
+cleanup() {
+    if ((vm_started && !keep_vm)); then
+        echo "==== destroy" >&2
+        "$vm" destroy || echo "tests/run.sh: warning: vm/vm.sh destroy failed" >&2
+    fi
+}
+trap cleanup EXIT
+
+lint() {
+    yamllint --strict .
+    ansible-lint -q
+    flake8 mininet tests
+    shellcheck -x figure*.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
+    VAGRANT_CHECKPOINT_DISABLE=1 vagrant validate
+}
+
+unit() {
+    PYTHONPATH="$repo/mininet" "$python" -m pytest -q -p no:cacheprovider tests/unit
+}
+
+host() {
+    PYTHONPATH="$repo/mininet" "$python" -m pytest -q -p no:cacheprovider tests/host
+}
+
+integration() {
+    # Results of the integration runs stay in the guest's /vagrant/results until pulled.
+    "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration \
+        python3 -m pytest -v -p no:cacheprovider -rs "${pytest_k[@]}" tests/integration
+}
+
+stage deps "$vm" deps --test-tools
+stage lint lint
+stage unit unit
+stage host host
+if ((with_vm)); then
+    vm_started=1
+    stage "vm up" "$vm" up
+    stage idempotence "$vm" provision-check
+    integration_rc=0
+    timed integration integration || integration_rc=$?
+    stage pull "$vm" pull # also after a failure: the evidence is in the results
+    ((integration_rc == 0)) || fail integration "$integration_rc"
+fi
+report
+echo "tests/run.sh: all stages passed" >&2
