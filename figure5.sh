@@ -6,6 +6,12 @@
 #   sudo ./figure5.sh bbr      only BBR's run (then cubic, then plot: same figure)
 #   sudo ./figure5.sh cubic
 #   sudo ./figure5.sh plot     redraw the latest run's figure and verdict
+#   sudo ./figure5.sh --paper all   the paper's own variant: 8 flows of each CC at
+#                              128 kbit/s in a 100-BDP buffer (experiments/figure5-paper.yaml)
 #   sudo ./figure5.sh --help   all options (--quick, --strict, --set, --vm, --local)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch figure5 "all bbr cubic plot" "$@"
+experiment=figure5 args=()
+for arg in "$@"; do
+    if [[ $arg == --paper ]]; then experiment=figure5-paper; else args+=("$arg"); fi
+done
+dispatch "$experiment" "all bbr cubic plot" "${args[@]}"

@@ -85,22 +85,20 @@ dispatch() {
         fi
     fi
 
-    local cmd=("$bbrlab_repo/bbrlab")
-    local run_opts=("${opts[@]}")
+    local args=() # the bbrlab command line for this action
     case $action in
-        all) cmd+=("${results[@]}" run "$experiment" "${run_opts[@]}") ;;
-        plot) cmd+=("${results[@]}" plot --experiment "$experiment") ;;
-        *) cmd+=("${results[@]}" run "$experiment" --only "cc=$action" "${run_opts[@]}") ;;
+        all) args=("${results[@]}" run "$experiment" "${opts[@]}") ;;
+        plot) args=("${results[@]}" plot --experiment "$experiment") ;;
+        *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}") ;;
     esac
 
     if [[ $where == local ]]; then
-        exec "${cmd[@]}"
+        exec "$bbrlab_repo/bbrlab" "${args[@]}"
     fi
     ((${#results[@]} == 0)) || dispatch_die "--results works with --local only (the VM's results are copied into results/)"
     local vm="$bbrlab_repo/vm/vm.sh" rc=0
     "$vm" up
-    # Inside the VM the same script runs with --local: no second dispatch.
-    "$vm" run "./${0##*/}" --local "$action" "${run_opts[@]}" || rc=$?
+    "$vm" run ./bbrlab "${args[@]}" || rc=$?
     "$vm" pull || rc=$((rc ? rc : 1))
     dispatch_note "results copied into $bbrlab_repo/results; the VM keeps running for the next run (vm/vm.sh destroy stops it)"
     return "$rc"

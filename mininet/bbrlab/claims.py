@@ -2,7 +2,7 @@
 
 A claim selects points (`where`), reads one metric, and bounds it (`min`/`max`), either
 absolutely, relative to another metric of the same point (`relative_to`), or as a ratio
-to a matching point (`vs`: same parameters except those named in where/vs). A claim
+to a matching point (`vs`: same parameters except those named in vs). A claim
 holds when every selected point satisfies it; with no point selected it is not evaluated.
 Repetitions are averaged first.
 """
@@ -104,7 +104,7 @@ def evaluate_claim(claim: Claim, records: list[dict]) -> dict:
         value = rec["metrics"].get(claim.metric)
         label = ", ".join(f"{k}={v}" for k, v in rec["params"].items()) or "point"
         if claim.vs is not None:
-            varying = set(claim.where) | set(claim.vs)
+            varying = set(claim.vs)  # a where-only key (rate=10Mbit) must match, not vary
             partners = [o for o in records if _matches(facts(o), claim.vs)
                         and all(str(o["params"].get(k)) == str(v) for k, v in rec["params"].items() if k not in varying)]
             for other in partners:

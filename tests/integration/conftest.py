@@ -1,0 +1,49 @@
+"""Shared helpers of the integration tests (run inside the testbed VM as root)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(os.environ.get("BBRLAB_TEST_RESULTS", "/tmp/bbrlab-integration"))
+sys.path.insert(0, str(REPO / "mininet"))
+
+TESTBED_INTF = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
+
+
+def bbrlab(*args, results: Path, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+    """Run the CLI the way a user does (./bbrlab), capturing its output."""
+    return subprocess.run([str(REPO / "bbrlab"), "--results", str(results), *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO, **kwargs)
+
+
+def leftovers() -> list[str]:
+    """Anything a run could leave behind: veths, Mininet host shells, emulation qdiscs."""
+    found = []
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if TESTBED_INTF.match(name):
+            found.append(f"veth {name}")
+    procs = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
+    found += [f"process {line.strip()}" for line in procs.splitlines()
+              if re.search(r"mininet:(snd|rcv|r1|r2)|iperf3 -[sc]", line)]
+    qdiscs = json.loads(subprocess.run(["tc", "-j", "qdisc", "show"], capture_output=True, text=True,
+                                       check=True).stdout or "[]")
+    found += [f"qdisc {q['kind']} on {q.get('dev')}" for q in qdiscs if q["kind"] in ("netem", "htb")]
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    found += [f"netns {n}" for n in netns.split() if n.startswith("bbrlab")]
+    return found
+
+
+@pytest.fixture(autouse=True)
+def clean_machine():
+    """Every integration test starts and ends with nothing left by a run."""
+    assert leftovers() == [], "leftovers before the test"
+    yield
+    assert leftovers() == [], "leftovers after the test"

@@ -1,0 +1,121 @@
+"""Figure 5 for real, as a user runs it: `sudo ./figure5.sh --quick --strict all` inside
+the testbed VM, then checks on the figure, the claims' numbers, and the run's record of
+what was configured (qdiscs, offloads, per-host sysctls) against what was asked for.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import uuid
+
+import pytest
+from conftest import REPO, RESULTS
+
+from bbrlab import spec
+from bbrlab.results import RunDir, read_json
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+BASE_RTT_MS = 40.0
+BUFFER_PKTS = 175
+
+
+@pytest.fixture(scope="module")
+def run():
+    root = RESULTS / "figure5"
+    proc = subprocess.run([str(REPO / "figure5.sh"), "--local", "--quick", "--strict", "--fresh",
+                           "--results", str(root), "all"], capture_output=True, text=True, timeout=900, cwd=REPO)
+    print(proc.stdout, proc.stderr)
+    rundir = RunDir.latest(root, "figure5")
+    records = {r["params"]["cc"]: r for r in rundir.point_records()}
+    return proc, rundir, records
+
+
+def test_script_exits_zero_and_the_claims_hold(run):
+    proc, rundir, _ = run
+    assert proc.returncode == 0, proc.stderr
+    verdict = read_json(rundir.path / "verdict.json")
+    assert verdict["verdict"] == "reproduced", json.dumps(verdict, indent=1)
+    assert "verdict: reproduced" in proc.stdout
+    assert read_json(rundir.path / "run.json")["status"] == "complete"
+
+
+def test_bbr_median_rtt_far_below_cubic_and_both_keep_the_link_busy(run):
+    _, _, records = run
+    bbr, cubic = records["bbr"]["metrics"], records["cubic"]["metrics"]
+    assert bbr["rtt_p50_ms"] < 1.5 * BASE_RTT_MS, bbr["rtt_p50_ms"]
+    assert cubic["rtt_p50_ms"] > 2.5 * BASE_RTT_MS, cubic["rtt_p50_ms"]
+    assert bbr["rtt_p50_ms"] < 0.5 * cubic["rtt_p50_ms"]
+    for m in (bbr, cubic):
+        assert m["steady_utilization"] >= 0.9, m
+        assert not m["cpu_bound"], m["cpu_busy_mean"]
+    # CUBIC fills the buffer: the bottleneck queue reached most of its 175 packets.
+    assert cubic["queue_max_pkts"] >= 0.8 * BUFFER_PKTS
+
+
+def test_idle_path_has_the_configured_rtt(run):
+    for cc, rec in run[2].items():
+        assert abs(rec["metrics"]["idle_rtt_error_ms"]) < 2.0, (cc, rec["metrics"]["idle_rtt_ms"])
+
+
+def test_figure_is_a_real_png(run):
+    _, rundir, _ = run
+    png = (rundir.path / "figure5.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width >= 1000 and height >= 500
+    assert len(png) > 40_000  # two traces, a CDF, title and verdict: not an empty canvas
+
+
+def test_metadata_records_the_queueing_that_was_configured(run):
+    for cc, rec in run[2].items():
+        intfs = rec["testbed"]["interfaces"]
+        kinds = {name: [q["kind"] for q in i["qdiscs"]] for name, i in intfs.items()}
+        assert kinds["snd1-eth0"] == ["fq"], kinds  # the fq pacing patch on the sender only
+        assert "htb" in kinds["r1-eth0"] and "pfifo" in kinds["r1-eth0"]
+        leaf = next(q for q in intfs["r1-eth0"]["qdiscs"] if q["kind"] == "pfifo")
+        assert leaf["options"]["limit"] == BUFFER_PKTS  # the buffer is the bottleneck's queue
+        for dev in ("r2-eth1", "rcv1-eth0"):  # the delay lines: 20 ms each way, never dropping
+            netem = next(q for q in intfs[dev]["qdiscs"] if q["kind"] == "netem")
+            assert netem["options"]["delay"]["delay"] == pytest.approx(0.020)
+            assert netem["options"]["limit"] >= 10_000
+        for name, intf in intfs.items():
+            assert intf["offloads"] == {"tso": "off", "gso": "off", "gro": "off"}, name
+
+
+def fresh_namespace_sysctls(keys):
+    ns = f"bbrlab-fresh-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        out = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", *keys], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=True)
+    return {k: " ".join(v.split()) for k, v in zip(keys, out)}
+
+
+def test_socket_buffers_are_set_inside_every_host(run):
+    wanted = spec.DEFAULT_SYSCTLS
+    # A new namespace does not inherit the root's settings (per-namespace since 4.15),
+    # so what the hosts show must have been set by bbrlab in each of them.
+    fresh = fresh_namespace_sysctls(list(wanted))
+    assert fresh["net.ipv4.tcp_rmem"] != wanted["net.ipv4.tcp_rmem"]
+    for cc, rec in run[2].items():
+        hosts = rec["testbed"]["sysctls"]
+        assert set(hosts) == {"snd1", "r1", "r2", "rcv1"}
+        for host, values in hosts.items():
+            for key, value in wanted.items():
+                assert values[key] == value, (cc, host, key)
+
+
+def test_plot_redraws_from_the_results_alone(run, tmp_path):
+    _, rundir, _ = run
+    copy = tmp_path / "figure5" / rundir.path.name
+    copy.parent.mkdir(parents=True)
+    subprocess.run(["cp", "-a", str(rundir.path), str(copy)], check=True)
+    (copy / "figure5.png").unlink()
+    proc = subprocess.run([str(REPO / "bbrlab"), "plot", str(copy)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (copy / "figure5.png").stat().st_size > 40_000
+    assert read_json(copy / "verdict.json")["verdict"] == "reproduced"

@@ -1,0 +1,89 @@
+"""The command line's contract with users: bad input gets one clear message naming the
+problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bbrlab import cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("override, names", [
+    ("rate=10", "link.rate"),            # a rate without a unit
+    ("rtt=-5ms", "link.rtt"),
+    ("buffer=1pkt", "link.buffer"),
+    ("loss=150%", "link.loss"),
+    ("cc=BBR!", "flows.0.cc"),
+    ("bogus=1", "--set bogus"),
+    ("link.colour=red", "link.colour"),
+])
+def test_bad_override_is_one_line_naming_the_key(capsys, override, names):
+    code, out, err = run_cli(capsys, "run", "figure5", "--dry-run", "--set", override)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("bbrlab: ") and names in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
+    text = (REPO / "experiments" / "figure5.yaml").read_text().replace("pacing: fq", "pacing: fq\npaceing: fq")
+    bad = tmp_path / "typo.yaml"
+    bad.write_text(text)
+    code, _, err = run_cli(capsys, "run", str(bad), "--dry-run")
+    assert code == 2
+    assert "paceing: unknown key" in err
+
+
+def test_unknown_experiment_lists_the_known_ones(capsys):
+    code, _, err = run_cli(capsys, "run", "figure99")
+    assert code == 2
+    assert "unknown experiment 'figure99'" in err and "figure5" in err
+
+
+@pytest.mark.parametrize("only, message", [
+    ("cc=reno", "no point of figure5 matches (values: cc: bbr, cubic)"),
+    ("loss=1%", "--only loss: not a sweep axis of figure5 (axes: cc)"),
+])
+def test_only_must_name_an_axis_value(capsys, only, message):
+    code, _, err = run_cli(capsys, "run", "figure5", "--only", only)
+    assert code == 2
+    assert message in err
+
+
+def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "--results", str(tmp_path), "run", "figure5", "--dry-run", "--set", "rate=20Mbit")
+    assert code == 0
+    assert "figure5: 2 point(s); sweep axes: cc=['bbr', 'cubic']" in out
+    assert "htb rate 20000000bit" in out
+    assert "pfifo limit 175" in out
+    assert "[snd1] tc qdisc replace dev snd1-eth0 root fq" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list_shows_every_experiment(capsys):
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0
+    for path in (REPO / "experiments").glob("*.yaml"):
+        assert path.stem in out and "INVALID" not in out
+
+
+def test_plot_of_a_directory_that_is_not_a_run(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "plot", str(tmp_path))
+    assert code == 2
+    assert "not a bbrlab results directory" in err
+
+
+def test_help_runs_as_a_program():
+    proc = subprocess.run([str(REPO / "bbrlab"), "run", "--help"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    assert "--only" in proc.stdout and "--quick" in proc.stdout

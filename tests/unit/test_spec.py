@@ -1,0 +1,375 @@
+"""Experiment specs: loading, sweeps, overrides, the quick profile and validation messages."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from bbrlab import spec
+from bbrlab.errors import SpecError
+
+FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
+CLAIM = {"id": "a", "text": "t", "metric": "m"}
+
+
+def base() -> dict:
+    return {"link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "175pkt"},
+            "flows": [{"cc": "bbr", "duration": "10s"}]}
+
+
+def with_(**changes) -> dict:
+    """base() with dotted-path changes: with_(**{"link.loss": "1%"})."""
+    raw = base()
+    for path, value in changes.items():
+        spec.set_path(raw, path, value)
+    return raw
+
+
+def error(raw: dict, **kwargs) -> str:
+    with pytest.raises(SpecError) as info:
+        spec.build(raw, **kwargs)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- figure 5
+
+
+def test_figure5_loads_as_a_two_point_cc_sweep():
+    exp = spec.load(FIGURE5)
+    assert exp.name == "figure5" and exp.title.startswith("Figure 5")
+    assert exp.axes == {"cc": ["bbr", "cubic"]}
+    assert [p.id for p in exp.points] == ["cc=bbr,rep1", "cc=cubic,rep1"]
+    assert [p.flows[0].cc for p in exp.points] == ["bbr", "cubic"]
+    point = exp.points[0]
+    assert (point.link.rate, point.link.rtt) == (10e6, pytest.approx(0.04))
+    assert point.link.buffer == spec.Buffer(175, "pkt") and point.link.buffer_packets == 175
+    assert point.link.loss == 0 and point.link.forward_share == 0.5 and point.link.burst is None
+    assert point.pacing == "fq" and point.flows[0].duration == 30 and point.duration == 30
+    assert point.sampling == spec.Sampling(interval=pytest.approx(0.1), iperf_interval=0.5, pcap=False, startup=2.0)
+    assert exp.plot_kind == "rtt_timeseries" and exp.repeat == 1 and exp.seed == 1
+    assert "175-packet buffer" in exp.description and not exp.description.endswith("\n")
+
+
+def test_figure5_claims():
+    claims = {c.id: c for c in spec.load(FIGURE5).claims}
+    assert list(claims) == ["bbr-near-base-rtt", "cubic-fills-buffer", "bbr-below-cubic", "link-busy"]
+    near = claims["bbr-near-base-rtt"]
+    assert (near.metric, near.where, near.max, near.min, near.relative_to) == (
+        "rtt_p50_ms", {"cc": "bbr"}, 1.5, None, "base_rtt_ms")
+    assert claims["bbr-below-cubic"].vs == {"cc": "cubic"} and claims["bbr-below-cubic"].max == 0.5
+    assert claims["link-busy"].where == {} and claims["link-busy"].min == 0.9
+
+
+def test_figure5_quick_profile_shortens_the_flows_and_source_records_it():
+    exp = spec.load(FIGURE5, quick=True)
+    assert [p.flows[0].duration for p in exp.points] == [10, 10]
+    assert yaml.safe_load(exp.source) == exp.raw and exp.raw["flows"][0]["duration"] == "10s"
+    assert spec.load(FIGURE5, overrides=["duration=5s"], quick=True).points[0].duration == 5  # --set wins
+
+
+def test_name_defaults_to_the_file_stem(tmp_path):
+    path = tmp_path / "my-exp.yaml"
+    path.write_text(yaml.safe_dump(base()))
+    exp = spec.load(path)
+    assert exp.name == exp.title == "my-exp" and exp.points[0].experiment == "my-exp"
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (None, "cannot read"),
+    ("link: [unclosed\n", "not valid YAML at line"),
+    ("- a\n- b\n", "expected a mapping at the top level"),
+])
+def test_load_raw_errors_name_the_file(tmp_path, text, match):
+    path = tmp_path / "bad.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(SpecError, match=match) as info:
+        spec.load_raw(path)
+    assert str(info.value).startswith(str(path))
+
+
+# ---------------------------------------------------------------- sweeps
+
+
+def test_sweep_is_the_cartesian_product_times_repeat():
+    raw = with_(**{"link.rate": ["10Mbit", "20Mbit"], "flows.0.cc": ["bbr", "cubic"]})
+    raw["repeat"] = 2
+    exp = spec.build(raw)
+    assert exp.axes == {"rate": ["10Mbit", "20Mbit"], "cc": ["bbr", "cubic"]}
+    assert [p.id for p in exp.points] == [
+        f"rate={r},cc={c},rep{n}" for r in ("10Mbit", "20Mbit") for c in ("bbr", "cubic") for n in (1, 2)]
+    for p in exp.points:
+        assert p.link.rate == {"10Mbit": 10e6, "20Mbit": 20e6}[p.params["rate"]]
+        assert p.flows[0].cc == p.params["cc"]
+    assert exp.raw["link"]["rate"] == ["10Mbit", "20Mbit"]  # the raw keeps the sweep
+
+
+def test_no_list_means_one_point_with_no_params():
+    exp = spec.build(base())
+    assert exp.axes == {} and len(exp.points) == 1
+    assert exp.points[0].params == {} and exp.points[0].id == "rep1"
+
+
+def test_axis_labels_stay_unique():
+    raw = with_(**{"flows.0.cc": ["bbr", "cubic"], "link.rtt": ["20ms", "40ms"], "flows.0.rtt": ["80ms"]})
+    raw["flows"].append({"cc": ["reno", "bbr"], "duration": "5s"})
+    exp = spec.build(raw)
+    assert list(exp.axes) == ["link.rtt", "flows.0.cc", "flows.0.rtt", "flows.1.cc"]
+    assert len(exp.points) == 8
+    assert exp.points[0].id == "link.rtt=20ms,flows.0.cc=bbr,flows.0.rtt=80ms,flows.1.cc=reno,rep1"
+
+
+def test_sweep_on_pacing_and_buffer():
+    exp = spec.build(with_(pacing=["fq", "internal"], **{"link.buffer": ["5bdp", "50pkt"]}))
+    assert [(p.params["buffer"], p.pacing) for p in exp.points] == [
+        ("5bdp", "fq"), ("5bdp", "internal"), ("50pkt", "fq"), ("50pkt", "internal")]
+
+
+@pytest.mark.parametrize(("path", "start"), [
+    ("link.loss", "link.loss: an empty list sweeps nothing"),
+    ("sampling.interval", "sampling.interval: expected a time"),  # not sweepable: a list is an error
+])
+def test_bad_sweeps(path, start):
+    assert error(with_(**{path: [] if path == "link.loss" else ["1s", "2s"]})).startswith(start)
+
+
+def test_point_id_is_filesystem_safe_and_duration_counts_stagger_until_and_size():
+    exp = spec.build(with_(**{"link.buffer": ["5 bdp"], "link.loss": ["1%"]}))
+    assert exp.points[0].id == "buffer=5_bdp,loss=1%,rep1"
+    raw = base()
+    raw["flows"] = [{"cc": "bbr", "count": 3, "start": "1s", "stagger": "2s", "duration": "10s"},
+                    {"cc": "cubic", "until": "12s"}]
+    assert spec.build(raw).points[0].duration == 15  # 1 + 2*2 + 10
+    raw["flows"] = [{"cc": "bbr", "size": "1MB"}]
+    assert spec.build(raw).points[0].duration == 0
+
+
+# ---------------------------------------------------------------- overrides
+
+
+@pytest.mark.parametrize(("override", "check"), [
+    ("rate=20Mbit", lambda p: p.link.rate == 20e6),
+    ("link.rate=20Mbit", lambda p: p.link.rate == 20e6),
+    ("rtt=80ms", lambda p: p.link.rtt == pytest.approx(0.08) and p.flows[0].rtt is None),
+    ("loss=1%", lambda p: p.link.loss == pytest.approx(0.01)),
+    ("buffer=5bdp", lambda p: p.link.buffer == spec.Buffer(5, "bdp")),
+    ("cc=cubic", lambda p: p.flows[0].cc == "cubic"),
+    ("flows.0.count=3", lambda p: p.flows[0].count == 3),
+    ("pacing=internal", lambda p: p.pacing == "internal"),
+    ("sampling.pcap=true", lambda p: p.sampling.pcap is True),
+    ("sysctls.net.core.rmem_max=123", lambda p: p.sysctls["net.core.rmem_max"] == "123"
+     and p.sysctls["net.ipv4.tcp_no_metrics_save"] == "1"),
+])
+def test_override_sets_the_value(override, check):
+    assert check(spec.build(base(), overrides=[override]).points[0])
+
+
+def test_override_with_a_yaml_list_adds_an_axis_without_touching_the_callers_raw():
+    raw = base()
+    before = copy.deepcopy(raw)
+    exp = spec.build(raw, overrides=["loss=[1%, 10%]", "cc=[bbr,cubic]"])
+    assert exp.axes == {"loss": ["1%", "10%"], "cc": ["bbr", "cubic"]} and len(exp.points) == 4
+    assert raw == before
+
+
+def test_parse_override():
+    assert spec.parse_override(" rate = 20Mbit") == ("rate", "20Mbit")
+    assert spec.parse_override("count=3") == ("count", 3)
+    assert spec.parse_override("cc=") == ("cc", "")
+    assert spec.parse_override("x=a=b") == ("x", "a=b")
+    assert spec.parse_override("x=[unclosed") == ("x", "[unclosed")  # not YAML: taken as text
+
+
+def test_rtt_is_ambiguous_only_when_a_flow_sets_its_own():
+    raw = with_(**{"flows.0.rtt": "60ms"})
+    assert spec.resolve_key(base(), "rtt") == "link.rtt"
+    msg = error(raw, overrides=["rtt=80ms"])
+    assert msg == "--set rtt: ambiguous, say one of link.rtt, flows.0.rtt"
+    assert spec.build(raw, overrides=["flows.0.rtt=80ms"]).points[0].flows[0].rtt == pytest.approx(0.08)
+
+
+def test_cc_is_ambiguous_with_two_flow_groups():
+    raw = base()
+    raw["flows"].append({"cc": "cubic", "duration": "10s"})
+    msg = error(raw, overrides=["cc=reno"])
+    assert msg.startswith("--set cc: ambiguous") and "flows.0.cc, flows.1.cc" in msg
+    assert spec.build(raw, overrides=["flows.1.cc=reno"]).points[0].flows[1].cc == "reno"
+
+
+@pytest.mark.parametrize(("override", "start"), [
+    ("speed=1", "--set speed: unknown key"),
+    ("rate", "--set rate: expected key=value"),
+    ("link.speed=1Mbit", "link.speed: unknown key"),
+    ("flows.3.cc=bbr", "flows.3: no such list entry"),
+    ("link.rate.x=1", "link.rate.x: cannot set inside a str"),
+    ("rate=fast", "link.rate: cannot read"),
+    ("cc=BBR", "flows.0.cc:"),
+])
+def test_bad_overrides_name_the_key(override, start):
+    assert error(base(), overrides=[override]).startswith(start)
+
+
+def test_quick_profile_errors():
+    assert error(with_(quick=["rate"]), quick=True).startswith("quick: expected a mapping")
+    assert error(with_(quick={"bogus": 1}), quick=True).startswith("--set bogus: unknown key")
+    assert spec.build(with_(quick={"bogus": 1})).points  # ignored without --quick
+
+
+# ---------------------------------------------------------------- buffers
+
+
+@pytest.mark.parametrize(("text", "buffer", "packets"), [
+    ("175pkt", spec.Buffer(175, "pkt"), 175),
+    ("175 packets", spec.Buffer(175, "pkt"), 175),
+    ("5bdp", spec.Buffer(5, "bdp"), 167),  # 10 Mbit/s x 40 ms = 33.3 packets
+    ("0.5 BDP", spec.Buffer(0.5, "bdp"), 17),
+    ("256KB", spec.Buffer(256_000, "bytes"), 170),
+    (15000, spec.Buffer(15_000, "bytes"), 10),
+])
+def test_buffer_units(text, buffer, packets):
+    link = spec.build(with_(**{"link.buffer": text})).points[0].link
+    assert link.buffer == buffer
+    assert link.buffer_packets == packets and isinstance(link.buffer_packets, int)
+
+
+def test_buffer_packets_scale_with_bdp():
+    assert spec.Buffer(1, "bdp").packets(100e6, 0.1) == 833
+    assert spec.Buffer(3000, "bytes").packets(1e6, 1) == 2
+    assert spec.Buffer(2999, "bytes").packets(1e6, 1) == 1
+    assert [spec.Buffer(v, u).label() for v, u in ((175, "pkt"), (2.5, "bdp"), (3000, "bytes"))] == [
+        "175 pkt", "2.5 BDP", "3000 B"]
+    fat = with_(**{"link.buffer": "0.01bdp", "link.rate": "1Gbit"})  # too small only on a thin link
+    assert spec.build(fat).points[0].link.buffer_packets == 33
+
+
+@pytest.mark.parametrize(("value", "fragment"), [
+    ("1pkt", "1 pkt is under 2 packets"),
+    ("0.01bdp", "0.01 BDP is under 2 packets"),
+    ("2KB", "2000 B is under 2 packets"),
+    (100, "100 B is under 2 packets"),
+    ("1.5pkt", "positive packet count"),
+    ("0pkt", "positive packet count"),
+    ("lots", "cannot read buffer 'lots'"),
+    ("5 bdps", "cannot read buffer"),
+])
+def test_bad_buffers(value, fragment):
+    msg = error(with_(**{"link.buffer": value}))
+    assert msg.startswith("link.buffer:") and fragment in msg
+
+
+# ---------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(("changes", "key"), [
+    ({"bogus": 1}, "bogus: unknown key"),
+    ({"link.speed": "1Mbit"}, "link.speed: unknown key"),
+    ({"link.rate": "10"}, "link.rate: '10' needs a rate unit"),
+    ({"link.rtt": "0ms"}, "link.rtt: must be positive"),
+    ({"link.jitter": "21ms"}, "link.jitter: must be at most"),
+    ({"link.jitter": "11ms", "link.forward_share": 0.25}, "link.jitter: must be at most"),
+    ({"link.forward_share": 1}, "link.forward_share:"),
+    ({"link.forward_share": "half"}, "link.forward_share:"),
+    ({"link.loss": 1}, "link.loss:"),
+    ({"link.loss_direction": "ack"}, "link.loss_direction: 'ack' is not one of data, both"),
+    ({"link.burst": "big"}, "link.burst:"),
+    ({"link.changes": {"at": "1s"}}, "link.changes: expected a list"),
+    ({"link.changes": [{"when": "1s", "rate": "1Mbit"}]}, "link.changes.0.when: unknown key"),
+    ({"link.changes": [{"at": "1s", "rate": "1Mbit"}, {"at": "2s", "rate": "1M"}]}, "link.changes.1.rate:"),
+    ({"link": "10Mbit"}, "link: expected a mapping"),
+    ({"flows": []}, "flows: expected a non-empty list"),
+    ({"flows.0.speed": 1}, "flows.0.speed: unknown key"),
+    ({"flows.0.cc": "BBR"}, "flows.0.cc: expected a congestion control name"),
+    ({"flows.0.until": "20s"}, "flows.0: give exactly one of duration, until, size (got duration, until)"),
+    ({"flows.0.size": "1MB"}, "flows.0: give exactly one of duration, until, size (got duration, size)"),
+    ({"flows.0.duration": None}, "flows.0: give exactly one of duration, until, size (got none)"),
+    ({"flows.0.duration": "0s"}, "flows.0.duration: must be positive"),
+    ({"flows.0.count": 0}, "flows.0.count: expected a whole number >= 1"),
+    ({"flows.0.count": "2"}, "flows.0.count:"),
+    ({"flows.0.start": "soon"}, "flows.0.start:"),
+    ({"flows.0.rtt": "0ms"}, "flows.0.rtt: must be positive"),
+    ({"pacing": "none"}, "pacing: 'none' is not one of fq, internal"),
+    ({"name": "my exp"}, "name: expected letters"),
+    ({"plot": {"kind": "pie"}}, "plot.kind: 'pie' is not one of"),
+    ({"plot": {"color": "red"}}, "plot.color: unknown key"),
+    ({"repeat": 0}, "repeat: expected a whole number >= 1"),
+    ({"seed": "abc"}, "seed: expected a whole number"),
+    ({"sysctls": {"kernel.pid_max": 1}}, "sysctls.kernel.pid_max: only per-namespace net.*"),
+    ({"sysctls": ["net.x"]}, "sysctls: expected a mapping"),
+    ({"sampling": {"rate": "1s"}}, "sampling.rate: unknown key"),
+    ({"sampling": {"pcap": "yes"}}, "sampling.pcap: expected true or false"),
+    ({"sampling": {"interval": "0ms"}}, "sampling.interval: must be positive"),
+    ({"sampling": {"iperf_interval": "50ms"}}, "sampling.iperf_interval: iperf3 reports at most every 100ms"),
+    ({"claims": {"id": "x"}}, "claims: expected a list"),
+    ({"claims": [CLAIM]}, "claims.0: give min or max"),
+    ({"claims": [{"text": "t", "metric": "m", "min": 1}]}, "claims.0.id: required text"),
+    ({"claims": [dict(CLAIM, min="1")]}, "claims.0.min: expected a number"),
+    ({"claims": [dict(CLAIM, max=True)]}, "claims.0.max: expected a number"),
+    ({"claims": [dict(CLAIM, max=1, where=["cc"])]}, "claims.0.where: expected a mapping"),
+    ({"claims": [dict(CLAIM, max=1, vs="cubic")]}, "claims.0.vs: expected"),
+    ({"claims": [dict(CLAIM, max=1), dict(CLAIM, max=1, bound=2)]}, "claims.1.bound: unknown key"),
+])
+def test_validation_errors_name_the_key(changes, key):
+    assert error(with_(**changes)).startswith(key)
+
+
+def test_errors_in_a_later_flow_group_name_its_index():
+    raw = base()
+    raw["flows"].append({"cc": "cubic", "count": 2, "start": "1s", "stagger": "4s", "until": "5s"})
+    assert error(raw).startswith("flows.1.until: 5s is not after the last flow's start 5s")
+    raw["flows"][1]["until"] = "6s"
+    assert spec.build(raw).points[0].flows[1].until == 6
+
+
+@pytest.mark.parametrize("missing", ["link", "flows", "link.rate", "link.rtt", "link.buffer"])
+def test_required_keys(missing):
+    raw = base()
+    *parents, leaf = missing.split(".")
+    del (raw[parents[0]] if parents else raw)[leaf]
+    assert error(raw) == f"{missing}: required"
+
+
+@pytest.mark.parametrize(("jitter", "share"), [("20ms", 0.5), ("10ms", 0.25), ("30ms", 0.75)])
+def test_jitter_may_reach_the_data_direction_delay(jitter, share):
+    link = spec.build(with_(**{"link.jitter": jitter, "link.forward_share": share})).points[0].link
+    assert link.jitter == pytest.approx(0.04 * share) and link.forward_share == share
+
+
+def test_link_options_and_defaults():
+    changes = [{"at": "20s", "rate": "5Mbit"}, {"at": "10s", "rate": "20Mbit"}]
+    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": 0.02, "link.loss_direction": "both"})
+    link = spec.build(raw).points[0].link
+    assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both"
+    assert link.changes == (spec.RateChange(10.0, 20e6), spec.RateChange(20.0, 5e6))  # sorted by time
+    assert link.bdp_packets == pytest.approx(10e6 * 0.04 / 8 / 1500)
+
+
+def test_sysctls_merge_with_defaults_and_normalise_whitespace():
+    sysctls = spec.build(with_(sysctls={"net.ipv4.tcp_rmem": "4096  87380\t6291456",
+                                        "net.core.default_qdisc": "fq"})).points[0].sysctls
+    assert sysctls["net.ipv4.tcp_rmem"] == "4096 87380 6291456"
+    assert sysctls["net.core.default_qdisc"] == "fq"
+    assert sysctls["net.ipv4.tcp_wmem"] == spec.DEFAULT_SYSCTLS["net.ipv4.tcp_wmem"]
+    assert spec.DEFAULT_SYSCTLS["net.ipv4.tcp_rmem"] == "4096 131072 134217728"  # not mutated
+
+
+def test_inline_yaml_spec_with_everything():
+    exp = spec.build(yaml.safe_load("""
+        name: step
+        link: {rate: 10Mbit, rtt: 40ms, buffer: 2bdp, changes: [{at: 10s, rate: 20Mbit}]}
+        pacing: internal
+        flows:
+          - {cc: bbr, count: 2, stagger: 5s, until: 30s}
+        sampling: {interval: 50ms, pcap: true}
+        plot: {kind: rate_step, title: Steps}
+        repeat: 3
+        seed: 7
+        reference: {paper: BBR}
+    """))
+    assert (exp.name, exp.plot_kind, exp.plot_title, exp.repeat, exp.seed) == ("step", "rate_step", "Steps", 3, 7)
+    assert [p.repetition for p in exp.points] == [1, 2, 3] and exp.reference == {"paper": "BBR"}
+    point = exp.points[0]
+    assert point.pacing == "internal" and point.sampling.pcap and point.sampling.interval == pytest.approx(0.05)
+    assert point.flows[0] == spec.FlowGroup("bbr", count=2, stagger=5.0, until=30.0)
+    assert point.duration == 30 and exp.claims == ()
