@@ -12,7 +12,7 @@ from . import metrics as m
 from . import parsers
 from .errors import ParseError
 from .spec import Point
-from .topo import BOTTLENECK_HANDLE, Plan
+from .topo import BOTTLENECK_HANDLE, FRAME_BYTES, Plan
 
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
 
@@ -55,6 +55,8 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out: dict = {
         "link_mbps": link.rate / 1e6, "base_rtt_ms": link.rtt * 1e3, "loss": link.loss,
         "buffer_pkts": link.buffer_packets, "bdp_pkts": round(link.bdp_packets, 2),
+        # The RTT a packet sees behind a full buffer: what a buffer-filling CC converges to.
+        "full_buffer_rtt_ms": round(link.rtt * 1e3 + link.buffer_packets * FRAME_BYTES * 8 / link.rate * 1e3, 3),
         "ideal_goodput_mbps": m.ideal_goodput_bps(link.rate, link.loss) / 1e6,
         "duration_s": round(end, 3),
     }
@@ -71,8 +73,10 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         seconds = server.duration or client.duration
         goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0
         total_bytes += server.bytes_received
-        after = [(t, v) for t, v in tput if t >= offset + startup]
-        flow_steady = sum(v for _, v in after) / len(after) if after else goodput
+        try:
+            flow_steady = m.steady_goodput_bps(server.intervals, startup)
+        except ValueError:  # a flow shorter than the startup period
+            flow_steady = goodput
         steady.append(flow_steady)
         ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
         if ss:  # iperf3's control connection shares the port: keep the socket that carried the data

@@ -136,6 +136,22 @@ def ideal_goodput_bps(link_bps: float, loss: float) -> float:
     return link_bps * (1.0 - loss)
 
 
+def steady_goodput_bps(intervals: Sequence[IntervalLike], skip_s: float) -> float:
+    """Goodput over the intervals that start skip_s seconds or more after the first one.
+
+    Byte-weighted (bytes / seconds over those intervals), so a short final interval
+    counts for its real length instead of as one sample like the others.
+    """
+    spans = _checked_spans(intervals)
+    if not spans:
+        raise ValueError("steady_goodput_bps needs at least one non-empty interval")
+    cutoff = spans[0][0] + skip_s - 1e-9
+    tail = [(s, e, b) for s, e, b in spans if s >= cutoff]
+    if not tail:
+        raise ValueError(f"no interval starts after {skip_s} s of startup")
+    return 8 * sum(b for _, _, b in tail) / sum(e - s for s, e, _ in tail)
+
+
 def steady_state(series: Series, skip_s: float) -> float:
     """Mean value after skipping the first skip_s seconds (startup) of the series."""
     if not series:

@@ -79,7 +79,8 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     """Run one configured point in FOLDER/raw; returns the point's timing record."""
     raw = folder / "raw"
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval)
-    samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.pcap)
+    samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
+                        point.sampling.pcap)
     begun = time.monotonic()
     try:
         traffic.start_servers()

@@ -44,7 +44,7 @@ TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls"
             "repeat", "seed", "plot", "claims", "quick", "reference"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes"}
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
-SAMPLING_KEYS = {"interval", "iperf_interval", "pcap", "startup"}
+SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "startup"}
 PLOT_KEYS = {"kind", "title"}
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
 
@@ -109,7 +109,8 @@ class FlowGroup:
 
 @dataclass(frozen=True)
 class Sampling:
-    interval: float = 0.1
+    interval: float = 0.1  # ping and the bottleneck's queue (no process spawned per sample)
+    ss_interval: float = 0.5  # ss -tin per flow: one process per sample, costly under emulation
     iperf_interval: float = 0.5
     pcap: bool = False
     startup: float = 2.0
@@ -289,6 +290,7 @@ def _sampling(raw: Any) -> Sampling:
         raise SpecError(f"sampling.pcap: expected true or false, got {pcap!r}")
     sampling = Sampling(
         interval=units.duration(raw.get("interval", "100ms"), "sampling.interval", allow_zero=False),
+        ss_interval=units.duration(raw.get("ss_interval", "500ms"), "sampling.ss_interval", allow_zero=False),
         iperf_interval=units.duration(raw.get("iperf_interval", "500ms"), "sampling.iperf_interval",
                                       allow_zero=False),
         pcap=pcap,

@@ -72,7 +72,7 @@ def test_metadata_records_the_queueing_that_was_configured(run):
     for cc, rec in run[2].items():
         intfs = rec["testbed"]["interfaces"]
         kinds = {name: [q["kind"] for q in i["qdiscs"]] for name, i in intfs.items()}
-        assert kinds["snd1-eth0"] == ["fq"], kinds  # the fq pacing patch on the sender only
+        assert kinds["snd1-eth0"] == ["noqueue"], kinds  # internal pacing: nothing on the sender
         assert "htb" in kinds["r1-eth0"] and "pfifo" in kinds["r1-eth0"]
         leaf = next(q for q in intfs["r1-eth0"]["qdiscs"] if q["kind"] == "pfifo")
         assert leaf["options"]["limit"] == BUFFER_PKTS  # the buffer is the bottleneck's queue

@@ -1,6 +1,9 @@
 """Ctrl-C in the middle of a run: finished points are kept untouched, the point in
 progress is dropped, nothing is left behind (veths, host shells, iperf3, qdiscs), and
 running the same command again finishes only the missing points.
+
+It runs figure 5 with the paper's fq pacing (`pacing=fq`), so the fq-on-the-sender path
+is exercised for real too.
 """
 
 import hashlib
@@ -16,7 +19,7 @@ from bbrlab.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
-COMMAND = ["run", "figure5", "--quick", "--no-shuffle"]
+COMMAND = ["run", "figure5", "--quick", "--no-shuffle", "--set", "pacing=fq"]
 
 
 def digest(folder):
@@ -74,3 +77,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_only_the_rest():
     assert rundir.finished_points() == {"cc=bbr,rep1", "cc=cubic,rep1"}
     assert digest(rundir.points_dir / first) == kept  # the finished point was not rewritten
     assert (rundir.path / "figure5.png").is_file()
+    for record in rundir.point_records():
+        qdiscs = record["testbed"]["interfaces"]["snd1-eth0"]["qdiscs"]
+        assert [q["kind"] for q in qdiscs] == ["fq"]  # the fq pacing patch, on the sender only
+        assert record["pacing"] == "fq"

@@ -182,9 +182,10 @@ def test_average_repetitions_groups_by_params_not_order_and_skips_partial_metric
 # ---------------------------------------------------------------- verdict
 
 
-def figure5_records(bbr_rtt=45.0, cubic_rtt=200.0, util=0.95, **extra) -> list[dict]:
-    return [rec({"cc": cc}, rtt_p50_ms=rtt, base_rtt_ms=40.0, steady_utilization=util, **extra)
-            for cc, rtt in (("bbr", bbr_rtt), ("cubic", cubic_rtt))]
+def figure5_records(bbr_rtt=45.0, cubic_rtt=200.0, cubic_p95=240.0, util=0.95, **extra) -> list[dict]:
+    return [rec({"cc": cc}, rtt_p50_ms=rtt, rtt_p95_ms=p95, base_rtt_ms=40.0, full_buffer_rtt_ms=252.0,
+                steady_utilization=util, **extra)
+            for cc, rtt, p95 in (("bbr", bbr_rtt, 60.0), ("cubic", cubic_rtt, cubic_p95))]
 
 
 def test_figure5_claims_reproduced():
@@ -195,8 +196,9 @@ def test_figure5_claims_reproduced():
 
 
 @pytest.mark.parametrize(("kwargs", "failing"), [
-    ({"bbr_rtt": 70.0}, ["bbr-near-base-rtt"]),
-    ({"cubic_rtt": 80.0}, ["cubic-fills-buffer", "bbr-below-cubic"]),
+    ({"bbr_rtt": 90.0}, ["bbr-bounded-queue"]),
+    ({"cubic_p95": 190.0}, ["cubic-fills-buffer"]),
+    ({"cubic_rtt": 80.0}, ["bbr-below-cubic"]),
     ({"util": 0.5}, ["link-busy"]),
 ])
 def test_figure5_claims_not_reproduced(kwargs, failing):
@@ -214,7 +216,8 @@ def test_verdict_averages_repetitions_first():
 
 def test_cpu_bound_makes_the_verdict_inconclusive():
     records = figure5_records(cpu_bound=False)
-    records.append(rec({"cc": "bbr"}, rtt_p50_ms=45.0, base_rtt_ms=40.0, steady_utilization=0.95, cpu_bound=True))
+    records.append(rec({"cc": "bbr"}, rtt_p50_ms=45.0, base_rtt_ms=40.0, steady_utilization=0.95, cpu_bound=True,
+                       rtt_p95_ms=60.0, full_buffer_rtt_ms=252.0))
     v = claims.verdict(spec.load(FIGURE5).claims, records)
     assert v["verdict"] == "reproduced (inconclusive: CPU-bound)" and v["cpu_bound_points"] == ["cc=bbr"]
     lines = claims.verdict_lines(v)
@@ -235,7 +238,7 @@ def test_verdict_lines_marks():
     cs = spec.load(FIGURE5).claims + (spec.Claim("x", "never", "m", {"cc": "reno"}, None, None, 1, None),)
     lines = claims.verdict_lines(claims.verdict(cs, records))
     assert lines[0] == "verdict: not reproduced"
-    assert lines[1].startswith("  [PASS] BBR keeps the median RTT within 1.5x") and "(cc=bbr: 45.0)" in lines[1]
+    assert lines[1].startswith("  [PASS] BBR's median RTT stays within 2x") and "(cc=bbr: 45.0)" in lines[1]
     assert lines[3].startswith("  [PASS] BBR's median RTT is at most half") and "cc=bbr vs cc=cubic: 0.225" in lines[3]
     assert lines[4].startswith("  [FAIL] Both keep the link busy") and "cc=cubic: 0.5" in lines[4]
     assert lines[5] == "  [n/a ] never"

@@ -2,7 +2,6 @@
 problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,7 @@ def test_bad_override_is_one_line_naming_the_key(capsys, override, names):
 
 
 def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
-    text = (REPO / "experiments" / "figure5.yaml").read_text().replace("pacing: fq", "pacing: fq\npaceing: fq")
+    text = (REPO / "experiments" / "figure5.yaml").read_text().replace("pacing: internal", "pacing: internal\npaceing: fq")
     bad = tmp_path / "typo.yaml"
     bad.write_text(text)
     code, _, err = run_cli(capsys, "run", str(bad), "--dry-run")
@@ -61,7 +60,8 @@ def test_only_must_name_an_axis_value(capsys, only, message):
 
 
 def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
-    code, out, _ = run_cli(capsys, "--results", str(tmp_path), "run", "figure5", "--dry-run", "--set", "rate=20Mbit")
+    code, out, _ = run_cli(capsys, "--results", str(tmp_path), "run", "figure5", "--dry-run", "--set", "rate=20Mbit",
+                           "--set", "pacing=fq")
     assert code == 0
     assert "figure5: 2 point(s); sweep axes: cc=['bbr', 'cubic']" in out
     assert "htb rate 20000000bit" in out

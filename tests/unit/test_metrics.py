@@ -16,6 +16,7 @@ from bbrlab.metrics import (
     jain_over_time,
     percentile,
     queue_delay_ms,
+    steady_goodput_bps,
     steady_state,
     summary,
     throughput_series,
@@ -196,3 +197,19 @@ def test_queue_delay():
     assert queue_delay_ms([39], 40) == [0]
     with pytest.raises(ValueError, match="empty"):
         queue_delay_ms([])
+
+
+# ---------------------------------------------------------------- steady goodput
+
+
+def test_steady_goodput_skips_startup_and_weights_a_short_last_interval():
+    # 1 s of startup at 1 Mbit/s, then 2 s at 8 Mbit/s, then a 0.1 s tail at 0.8 Mbit/s.
+    intervals = [iv(0, 1, 125_000), iv(1, 2, 1_000_000), iv(2, 3, 1_000_000), iv(3, 3.1, 10_000)]
+    got = steady_goodput_bps(intervals, skip_s=1.0)
+    assert got == pytest.approx(8 * 2_010_000 / 2.1)  # not the plain mean of three rates (5.6 Mbit/s)
+    assert steady_goodput_bps(intervals, skip_s=0) == pytest.approx(8 * 2_135_000 / 3.1)
+
+
+def test_steady_goodput_needs_an_interval_after_startup():
+    with pytest.raises(ValueError, match="after 5 s"):
+        steady_goodput_bps([iv(0, 1, 1000), iv(1, 2, 1000)], skip_s=5)

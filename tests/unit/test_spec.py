@@ -46,26 +46,29 @@ def test_figure5_loads_as_a_two_point_cc_sweep():
     assert (point.link.rate, point.link.rtt) == (10e6, pytest.approx(0.04))
     assert point.link.buffer == spec.Buffer(175, "pkt") and point.link.buffer_packets == 175
     assert point.link.loss == 0 and point.link.forward_share == 0.5 and point.link.burst is None
-    assert point.pacing == "fq" and point.flows[0].duration == 30 and point.duration == 30
-    assert point.sampling == spec.Sampling(interval=pytest.approx(0.1), iperf_interval=0.5, pcap=False, startup=2.0)
+    assert point.pacing == "internal" and point.flows[0].duration == 30 and point.duration == 30
+    assert point.sampling == spec.Sampling(interval=pytest.approx(0.1), ss_interval=0.5, iperf_interval=0.5, pcap=False,
+                                           startup=2.0)
     assert exp.plot_kind == "rtt_timeseries" and exp.repeat == 1 and exp.seed == 1
     assert "175-packet buffer" in exp.description and not exp.description.endswith("\n")
 
 
 def test_figure5_claims():
     claims = {c.id: c for c in spec.load(FIGURE5).claims}
-    assert list(claims) == ["bbr-near-base-rtt", "cubic-fills-buffer", "bbr-below-cubic", "link-busy"]
-    near = claims["bbr-near-base-rtt"]
+    assert list(claims) == ["bbr-bounded-queue", "cubic-fills-buffer", "bbr-below-cubic", "link-busy"]
+    near = claims["bbr-bounded-queue"]
     assert (near.metric, near.where, near.max, near.min, near.relative_to) == (
-        "rtt_p50_ms", {"cc": "bbr"}, 1.5, None, "base_rtt_ms")
+        "rtt_p50_ms", {"cc": "bbr"}, 2.0, None, "base_rtt_ms")
+    fills = claims["cubic-fills-buffer"]
+    assert (fills.metric, fills.min, fills.relative_to) == ("rtt_p95_ms", 0.8, "full_buffer_rtt_ms")
     assert claims["bbr-below-cubic"].vs == {"cc": "cubic"} and claims["bbr-below-cubic"].max == 0.5
     assert claims["link-busy"].where == {} and claims["link-busy"].min == 0.9
 
 
 def test_figure5_quick_profile_shortens_the_flows_and_source_records_it():
     exp = spec.load(FIGURE5, quick=True)
-    assert [p.flows[0].duration for p in exp.points] == [10, 10]
-    assert yaml.safe_load(exp.source) == exp.raw and exp.raw["flows"][0]["duration"] == "10s"
+    assert [p.flows[0].duration for p in exp.points] == [15, 15]
+    assert yaml.safe_load(exp.source) == exp.raw and exp.raw["flows"][0]["duration"] == "15s"
     assert spec.load(FIGURE5, overrides=["duration=5s"], quick=True).points[0].duration == 5  # --set wins
 
 
