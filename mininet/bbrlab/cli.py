@@ -93,10 +93,7 @@ def cmd_run(args) -> int:
 
     verdict = read_json(rundir.path / "verdict.json")
     print(f"results: {rundir.path}")
-    if args.strict and verdict["verdict"] != "reproduced":
-        print(f"bbrlab: --strict: claim check says {verdict['verdict']!r}", file=sys.stderr)
-        return EXIT_CLAIM
-    return 0
+    return _strict_status(args, verdict)
 
 
 def cmd_plot(args) -> int:
@@ -108,7 +105,15 @@ def cmd_plot(args) -> int:
     else:
         rundir = RunDir.latest(Path(args.results), args.experiment)
     exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
-    summary.finish(rundir, exp)
+    verdict = summary.finish(rundir, exp)
+    return _strict_status(args, verdict)
+
+
+def _strict_status(args, verdict: dict) -> int:
+    """Exit status: EXIT_CLAIM under --strict unless every evaluated claim held."""
+    if args.strict and verdict["verdict"] != "reproduced":
+        print(f"bbrlab: --strict: claim check says {verdict['verdict']!r}", file=sys.stderr)
+        return EXIT_CLAIM
     return 0
 
 
@@ -151,6 +156,7 @@ def parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="redraw figure and verdict from a results directory")
     plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
     plot.add_argument("--experiment", default="figure5")
+    plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     plot.set_defaults(func=cmd_plot)
     sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
     sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(

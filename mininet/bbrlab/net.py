@@ -139,6 +139,10 @@ class Testbed:
         from mininet.node import Host
 
         setLogLevel("error")
+        # Mininet's one-time init (fixLimits) rewrites the ROOT namespace's tcp_rmem,
+        # tcp_wmem and rmem_max down to 16 MiB; bbrlab sets socket buffers per host and
+        # must leave the machine's own settings alone.
+        Mininet.inited = True
         self.net = Mininet(topo=None, controller=None, build=False, host=Host, link=EmulatedLink,
                            intf=EmulatedIntf, autoSetMacs=False)
         for name, _role in self.plan.hosts:
