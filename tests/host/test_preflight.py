@@ -38,8 +38,10 @@ def test_preflight_agrees_with_the_dispatch_probe():
 def test_run_on_this_host_fails_with_one_clear_message_or_gets_past_preflight():
     lacks = probe_lacks()
     env = dict(os.environ, PYTHONPATH=str(REPO / "mininet"))
+    # pacing=fq: the variant that needs every qdisc the probe looks for.
     proc = subprocess.run([sys.executable, "-m", "bbrlab", "--results", "/nonexistent/bbrlab", "run", "figure5",
-                           "--quick"], capture_output=True, text=True, env=env, timeout=60, cwd=REPO)
+                           "--quick", "--set", "pacing=fq"], capture_output=True, text=True, env=env, timeout=60,
+                          cwd=REPO)
     assert "Traceback" not in proc.stderr, proc.stderr
     if not lacks:
         pytest.skip("this kernel can emulate: the integration tests run figure5 for real")
