@@ -1,7 +1,7 @@
-# Sourced by figure5.sh and its siblings: run a figure's action on this machine when
-# its kernel can emulate the testbed, otherwise inside the testbed VM.
+# Sourced by figure5.sh, its siblings and reproduce.sh: run a figure's action on this
+# machine when its kernel can emulate the testbed, otherwise inside the testbed VM.
 #
-#   dispatch EXPERIMENT "ACTIONS" "$@"
+#   dispatch EXPERIMENT "ACTIONS" "$@"      (EXPERIMENT "suite": every experiment)
 #
 # Options the figure scripts share (before or after the action):
 #   --local          run here; fail with the preflight's message if the kernel cannot
@@ -86,9 +86,11 @@ dispatch() {
     fi
 
     local args=() # the bbrlab command line for this action
-    case $action in
-        all) args=("${results[@]}" run "$experiment" "${opts[@]}") ;;
-        plot) args=("${results[@]}" plot --experiment "$experiment") ;;
+    case $experiment:$action in
+        suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
+        suite:report) args=("${results[@]}" report) ;;
+        *:all) args=("${results[@]}" run "$experiment" "${opts[@]}") ;;
+        *:plot) args=("${results[@]}" plot --experiment "$experiment") ;;
         *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}") ;;
     esac
 

@@ -96,6 +96,69 @@ def cmd_run(args) -> int:
     return _strict_status(args, verdict)
 
 
+def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
+    """Every experiment in experiments/, shortest first (first results come soonest)."""
+    exps = [spec.load(path, quick=quick) for path in sorted(EXPERIMENTS.glob("*.yaml"))]
+    return sorted(exps, key=lambda e: (sum(p.duration for p in e.points), e.name))
+
+
+def cmd_suite(args) -> int:
+    exps = suite_experiments(args.quick)
+    if args.experiments:
+        known = {e.name for e in exps}
+        unknown = [n for n in args.experiments if n not in known]
+        if unknown:
+            raise SpecError(f"unknown experiment(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        exps = [e for e in exps if e.name in args.experiments]
+    from . import preflight
+
+    points = [p for e in exps for p in e.points]
+    preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
+                    pcap=any(p.sampling.pcap for p in points))
+    from . import report, runner
+    from .results import read_json
+
+    root = Path(args.results)
+    total = sum(p.duration for p in points)
+    print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows", file=sys.stderr)
+    verdicts, failed = {}, []
+    for n, exp in enumerate(exps, 1):
+        print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title}", file=sys.stderr)
+        try:
+            rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:])
+        except runner.Interrupted as exc:
+            print(f"bbrlab: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPT
+        except BbrlabError as exc:  # one broken experiment does not stop the suite
+            print(f"bbrlab: {exp.name}: {exc}", file=sys.stderr)
+            failed.append(exp.name)
+            continue
+        verdicts[exp.name] = read_json(rundir.path / "verdict.json")
+    walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
+    flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
+    out = report.write(root, exps)
+    print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
+          f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
+    for name, v in verdicts.items():
+        print(f"  {name:14s} {v['verdict']}")
+    print(f"report: {out}")
+    if failed:
+        print(f"bbrlab: failed to run: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.strict and any(v["verdict"] != "reproduced" for v in verdicts.values()):
+        print("bbrlab: --strict: not every experiment reproduced", file=sys.stderr)
+        return EXIT_CLAIM
+    return 0
+
+
+def cmd_report(args) -> int:
+    from . import report
+
+    out = report.write(Path(args.results), suite_experiments(), Path(args.out) if args.out else None)
+    print(f"report: {out}")
+    return 0
+
+
 def cmd_plot(args) -> int:
     from . import summary
     from .results import RunDir
@@ -158,6 +221,15 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--experiment", default="figure5")
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     plot.set_defaults(func=cmd_plot)
+    suite = sub.add_parser("suite", help="run every experiment (resumable), then write the report")
+    suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
+    suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
+    suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
+    suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
+    suite.set_defaults(func=cmd_suite)
+    rep = sub.add_parser("report", help="write the one-page report from the latest run of each experiment")
+    rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
+    rep.set_defaults(func=cmd_report)
     sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
     sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)

@@ -1,0 +1,107 @@
+"""One page over the whole suite: every experiment's latest run, its figure, parameters,
+verdict with numbers, cost, and our numbers next to the published ones.
+
+Reads results directories only (like `plot`), so a report can be written on any machine
+from copied results. Markdown: readable as text, rendered by any forge or viewer.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from . import claims, metadata
+from .results import RunDir, read_json, write_atomic
+from .spec import Experiment, build, load_raw
+
+
+def _latest(root: Path, name: str) -> RunDir | None:
+    base = root / name
+    runs = sorted((p for p in base.iterdir() if (p / "verdict.json").is_file()), key=lambda p: p.stat().st_mtime) \
+        if base.is_dir() else []
+    return RunDir(runs[-1]) if runs else None
+
+
+def _cell(value, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
+    """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
+    series = exp.reference.get("series") or {}
+    if not series:
+        return []
+    merged = claims.average_repetitions(records)
+    ours: dict = {}
+    for rec in merged:
+        ccs = sorted({g["cc"] for g in rec["flows"]})
+        ours[(ccs[0], round(rec["metrics"]["loss"] * 100, 6))] = rec["metrics"]["steady_goodput_mbps"]
+    names = sorted(series)
+    source = exp.reference.get("source", "reference")
+    head = "| loss % | " + " | ".join(f"{n} ours | {n} {source}" for n in names) + " |"
+    lines = ["", f"Goodput (Mbit/s) next to {source}:", "", head, "|---" * (1 + 2 * len(names)) + "|"]
+    losses = sorted({float(k) for n in names for k in series[n]})
+    for loss in losses:
+        cells = []
+        for n in names:
+            ref = {float(k): v for k, v in series[n].items()}.get(loss)
+            cells += [_cell(ours.get((n, round(loss, 6)))), _cell(ref)]
+        lines.append(f"| {loss:g} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def section(exp: Experiment, rundir: RunDir, out_dir: Path) -> tuple[list[str], dict]:
+    """The report's section for one run, and its row of the summary table."""
+    verdict = read_json(rundir.path / "verdict.json")
+    meta = metadata.read_run(rundir)
+    records = rundir.point_records()
+    figure = rundir.path / f"{exp.name}.png"
+    rel = os.path.relpath(figure, out_dir)
+    over = verdict.get("overhead") or {}
+    system = meta.get("system", {})
+    lines = [f"## {exp.title}", "", exp.description, "",
+             f"![{exp.name}]({rel})", "",
+             f"- run: `{rundir.path}` ({meta.get('status')}, {len(records)} of {meta.get('points_total')} points, "
+             f"git {meta.get('git', '?')[:12]})",
+             f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
+             f"{system.get('virtualization')}",
+             f"- wall time {_cell(over.get('wall_seconds'), 0)} s for {_cell(over.get('configured_flow_seconds'), 0)}"
+             f" s of flows (overhead ratio {_cell(over.get('ratio'))}); setup per point "
+             f"{_cell(over.get('setup_seconds_mean'))} s mean",
+             "", "```", *claims.verdict_lines(verdict), "```"]
+    lines += _reference_table(exp, records)
+    row = {"name": exp.name, "verdict": verdict["verdict"], "points": len(records),
+           "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
+    return lines + [""], row
+
+
+def write(root: Path, experiments: list[Experiment], out: Path | None = None) -> Path:
+    """Write the suite's report under ROOT (default ROOT/report.md) and return its path."""
+    out = out or root / "report.md"
+    sections, rows, missing = [], [], []
+    for exp in experiments:
+        rundir = _latest(root, exp.name)
+        if rundir is None:
+            missing.append(exp.name)
+            continue
+        # The spec that ran (after --quick/--set), not today's file.
+        ran = build(load_raw(rundir.path / "spec.yaml"), default_name=exp.name)
+        lines, row = section(ran, rundir, out.parent)
+        sections += lines
+        rows.append(row)
+    head = ["# bbrlab: the BBR paper's figures, reproduced", "",
+            f"Written {time.strftime('%Y-%m-%d %H:%M:%S %z')} from the latest run of each experiment under "
+            f"`{root}`.", "",
+            "| experiment | verdict | points | wall time (s) | overhead ratio |", "|---|---|---|---|---|"]
+    head += [f"| {r['name']} | {r['verdict']} | {r['points']} | {_cell(r['wall'], 0)} | {_cell(r['ratio'])} |"
+             for r in rows]
+    if missing:
+        head += ["", "Not run yet: " + ", ".join(missing) + "."]
+    walls = [r["wall"] for r in rows if r["wall"]]
+    if walls:
+        head += ["", f"Suite wall time: {sum(walls):.0f} s."]
+    write_atomic(out, "\n".join(head + [""] + sections) + "\n")
+    return out

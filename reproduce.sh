@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole paper suite: every experiment in experiments/ (figures 5, 6 and 8, the CC
+# comparison, the bandwidth and RTT sweeps, the bandwidth step), shortest first, each
+# resumable (Ctrl-C, then the same command finishes only what is missing), then one
+# page with every figure, its parameters, its verdict and the published numbers beside
+# ours: results/report.md.
+#
+#   sudo ./reproduce.sh all            the paper's parameters (hours: see `bbrlab list`)
+#   sudo ./reproduce.sh --quick all    short flows and fewer points (minutes; CI)
+#   sudo ./reproduce.sh report         rewrite results/report.md from the latest runs
+#   sudo ./reproduce.sh --help         all options (--strict, --fresh, --vm, --local)
+source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
+dispatch suite "all report" "$@"
