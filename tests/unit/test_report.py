@@ -1,0 +1,63 @@
+"""The one-page report, written from results directories alone (no testbed)."""
+
+from pathlib import Path
+
+import yaml
+
+from bbrlab import report, spec
+from bbrlab.results import RunDir, write_atomic, write_json
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def fake_run(root: Path, name: str, quick: bool, goodput: dict) -> RunDir:
+    """A finished run as the runner leaves it: spec, run.json, verdict, points, figure."""
+    exp = spec.load(EXPERIMENTS / f"{name}.yaml", quick=quick)
+    rundir = RunDir.create(root, name)
+    write_atomic(rundir.path / "spec.yaml", exp.source)
+    write_json(rundir.path / "run.json", {"status": "complete", "points_total": len(exp.points), "git": "a" * 40,
+                                          "system": {"kernel": "6.1.0-test", "cpus": 2, "virtualization": "qemu"}})
+    for point in exp.points:
+        folder = rundir.points_dir / point.id
+        cc = point.flows[0].cc
+        write_json(folder / "point.json", {"id": point.id, "params": point.params, "flows": [{"cc": cc}]})
+        write_json(folder / "metrics.json", {"loss": point.link.loss,
+                                             "steady_goodput_mbps": goodput[(cc, point.link.loss)]})
+    write_json(rundir.path / "verdict.json", {
+        "verdict": "reproduced", "cpu_bound_points": [], "holds": 1, "fails": 0,
+        "claims": [{"id": "c", "text": "BBR beats CUBIC", "metric": "m", "status": "holds",
+                    "checks": [{"point": "loss=1%", "value": 42.0, "ok": True}]}],
+        "overhead": {"wall_seconds": 130.0, "configured_flow_seconds": 120.0, "ratio": 1.083,
+                     "setup_seconds_mean": 2.5}})
+    write_atomic(rundir.path / f"{name}.png", b"\x89PNG\r\n\x1a\n")
+    return rundir
+
+
+def test_report_has_summary_sections_and_ours_next_to_rebbr(tmp_path):
+    goodput = {(cc, loss): value for cc, base in (("bbr", 90.0), ("cubic", 5.0))
+               for loss, value in ((0.001, base), (0.01, base / 2), (0.1, base / 4))}
+    run = fake_run(tmp_path, "figure8", quick=True, goodput=goodput)
+    exps = [spec.load(EXPERIMENTS / f"{n}.yaml") for n in ("figure8", "figure6")]
+    out = report.write(tmp_path, exps)
+    text = out.read_text()
+    assert out == tmp_path / "report.md"
+    assert "| figure8 | reproduced | 6 | 130 | 1.08 |" in text
+    assert "Not run yet: figure6." in text
+    assert f"![figure8]({run.path.relative_to(tmp_path) / 'figure8.png'})" in text
+    assert "[PASS] BBR beats CUBIC  (loss=1%: 42.0)" in text
+    assert "overhead ratio 1.08" in text and "kernel 6.1.0-test" in text
+    # ours (quick profile: 0.1, 1, 10 %) beside ReBBR's published numbers
+    ref = yaml.safe_load((EXPERIMENTS / "figure8.yaml").read_text())["reference"]["series"]
+    assert f"| 1 | 45.00 | {ref['bbr'][1]:.2f} | 2.50 | {ref['cubic'][1]:.2f} |" in text
+    assert f"| 10 | 22.50 | {ref['bbr'][10]:.2f} | 1.25 | {ref['cubic'][10]:.2f} |" in text
+    assert f"| 50 | – | {ref['bbr'][50]:.2f} | – | {ref['cubic'][50]:.2f} |" in text
+
+
+def test_report_uses_the_newest_finished_run(tmp_path):
+    goodput = {(cc, loss): 1.0 for cc in ("bbr", "cubic") for loss in (0.001, 0.01, 0.1)}
+    fake_run(tmp_path, "figure8", quick=True, goodput=goodput)
+    newer = fake_run(tmp_path, "figure8", quick=True, goodput=goodput)
+    (newer.path / "verdict.json").write_text((newer.path / "verdict.json").read_text()
+                                             .replace('"reproduced"', '"not reproduced"'))
+    text = report.write(tmp_path, [spec.load(EXPERIMENTS / "figure8.yaml")]).read_text()
+    assert "| figure8 | not reproduced |" in text and str(newer.path) in text
