@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from . import claims as claims_mod
+from .errors import BbrlabError
 from .results import RunDir, write_atomic
 
 STYLE = {
@@ -34,7 +35,11 @@ def style(cc: str) -> dict:
 
 
 def _pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise BbrlabError("matplotlib is missing: apt-get install python3-matplotlib "
+                          "(or provision with sudo ./setup.sh)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -48,7 +53,8 @@ def _params_line(records: list[dict]) -> str:
     durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
     flows = len(records[0]["flow_plan"])
     dur = f", {durations[-1]:g} s flows" if durations else ""
-    return (f"bottleneck {s['rate']}, base RTT {s['base_rtt']}, buffer {s['buffer']}, "
+    rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
+    return (f"bottleneck {rate}, base RTT {s['base_rtt'].replace('ms', ' ms')}, buffer {s['buffer']}, "
             f"loss {s['loss']}, pacing {s['pacing']}, {flows} flow{'s' if flows > 1 else ''}{dur}")
 
 
@@ -88,13 +94,16 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
             cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6,
                      label=f"{label}: median {rec['metrics'].get('rtt_p50_ms', float('nan')):.0f} ms")
             label = None
-    for a in (ax,):
-        a.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
+    ax.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
     cdf.axvline(base, color="black", ls="--", lw=1)
+    full = records[0]["metrics"].get("full_buffer_rtt_ms")
+    if full:  # where a buffer-filling sender ends up
+        ax.axhline(full, color="grey", ls=":", lw=1.2, label=f"RTT behind a full buffer {full:.0f} ms")
+        cdf.axvline(full, color="grey", ls=":", lw=1.2)
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("RTT (ms, ping every 100 ms)")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
+    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], (full or 0) * 1.15))
+    ax.legend(loc="upper right", fontsize=8)
     cdf.set_xlabel("RTT (ms)")
     cdf.set_ylabel("CDF")
     cdf.set_ylim(0, 1.01)
