@@ -7,7 +7,6 @@ per-host sysctls) against what was asked for.
 import os
 import struct
 import subprocess
-import uuid
 
 import pytest
 from conftest import REPO, RESULTS
@@ -48,7 +47,7 @@ def test_the_machines_own_settings_are_left_alone(run):
 
 
 def test_script_exits_zero_and_every_claim_is_judged(run):
-    proc, rundir, _ = run
+    proc, rundir, *_ = run
     assert proc.returncode == 0, proc.stderr
     verdict = read_json(rundir.path / "verdict.json")
     assert verdict["verdict"] in ("reproduced", "not reproduced"), verdict["verdict"]  # not CPU-bound
@@ -58,7 +57,7 @@ def test_script_exits_zero_and_every_claim_is_judged(run):
 
 
 def test_bbr_median_rtt_far_below_cubic_and_both_keep_the_link_busy(run):
-    _, _, records = run
+    records = run[2]
     bbr, cubic = records["bbr"]["metrics"], records["cubic"]["metrics"]
     assert bbr["rtt_p50_ms"] < 0.5 * cubic["rtt_p50_ms"], (bbr["rtt_p50_ms"], cubic["rtt_p50_ms"])
     assert bbr["rtt_p50_ms"] < 2.5 * BASE_RTT_MS, bbr["rtt_p50_ms"]  # BBR never fills the 5-BDP buffer
@@ -77,7 +76,7 @@ def test_idle_path_has_the_configured_rtt(run):
 
 
 def test_figure_is_a_real_png(run):
-    _, rundir, _ = run
+    rundir = run[1]
     png = (rundir.path / "figure5.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])
@@ -101,23 +100,11 @@ def test_metadata_records_the_queueing_that_was_configured(run):
             assert intf["offloads"] == {"tso": "off", "gso": "off", "gro": "off"}, name
 
 
-def fresh_namespace_sysctls(keys):
-    ns = f"bbrlab-fresh-{uuid.uuid4().hex[:6]}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        out = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", *keys], capture_output=True, text=True,
-                             check=True).stdout.splitlines()
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=True)
-    return {k: " ".join(v.split()) for k, v in zip(keys, out)}
-
-
 def test_socket_buffers_are_set_inside_every_host(run):
+    # Read back inside each host namespace (per-namespace since Linux 4.15). That bbrlab
+    # sets them itself, rather than inheriting the root's, is shown by test_interrupt,
+    # which asks for values the root namespace does not have.
     wanted = spec.DEFAULT_SYSCTLS
-    # A new namespace does not inherit the root's settings (per-namespace since 4.15),
-    # so what the hosts show must have been set by bbrlab in each of them.
-    fresh = fresh_namespace_sysctls(list(wanted))
-    assert fresh["net.ipv4.tcp_rmem"] != wanted["net.ipv4.tcp_rmem"]
     for cc, rec in run[2].items():
         hosts = rec["testbed"]["sysctls"]
         assert set(hosts) == {"snd1", "r1", "r2", "rcv1"}
@@ -127,7 +114,7 @@ def test_socket_buffers_are_set_inside_every_host(run):
 
 
 def test_plot_redraws_from_the_results_alone(run, tmp_path):
-    _, rundir, _ = run
+    rundir = run[1]
     copy = tmp_path / "figure5" / rundir.path.name
     copy.parent.mkdir(parents=True)
     subprocess.run(["cp", "-a", str(rundir.path), str(copy)], check=True)

@@ -19,7 +19,11 @@ from bbrlab.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
-COMMAND = ["run", "figure5", "--quick", "--no-shuffle", "--set", "pacing=fq"]
+# A receive buffer the root namespace does not have: seen inside every host only if
+# bbrlab set it there (a new namespace copies the root's values).
+RMEM = "4096 131072 67108864"
+COMMAND = ["run", "figure5", "--quick", "--no-shuffle", "--set", "pacing=fq",
+           "--set", f"sysctls.net.ipv4.tcp_rmem={RMEM}"]
 
 
 def digest(folder):
@@ -82,3 +86,8 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_only_the_rest():
         qdiscs = record["testbed"]["interfaces"]["snd1-eth0"]["qdiscs"]
         assert [q["kind"] for q in qdiscs] == ["fq"]  # the fq pacing patch, on the sender only
         assert record["pacing"] == "fq"
+        assert {h: v["net.ipv4.tcp_rmem"] for h, v in record["testbed"]["sysctls"].items()} == {
+            h: RMEM for h in ("snd1", "r1", "r2", "rcv1")}
+    root_rmem = subprocess.run(["sysctl", "-n", "net.ipv4.tcp_rmem"], capture_output=True, text=True,
+                               check=True).stdout.split()
+    assert " ".join(root_rmem) != RMEM
