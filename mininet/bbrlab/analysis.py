@@ -14,6 +14,7 @@ from .errors import ParseError
 from .spec import Point
 from .topo import BOTTLENECK_HANDLE, FRAME_BYTES, Plan
 
+PAYLOAD_BYTES = 1448
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
 
 
@@ -104,6 +105,10 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["utilization"] = round(out["goodput_mbps"] / out["link_mbps"], 4)
     out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
     out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
+    # What the link can carry as TCP payload: 1448-byte segments (MSS with timestamps) in
+    # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
+    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
+    out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
 
     # -- fairness among concurrent flows

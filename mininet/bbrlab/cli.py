@@ -53,7 +53,8 @@ def cmd_list(args) -> int:
         try:
             exp = spec.load(path)
             secs = sum(p.duration for p in exp.points)
-            print(f"{path.stem:16s} {len(exp.points):3d} points, {secs / 60:6.1f} min of flows  {exp.title}")
+            points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
+            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows  {exp.title}")
         except SpecError as exc:
             print(f"{path.stem:16s} INVALID: {exc}")
     return 0
