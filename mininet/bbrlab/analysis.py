@@ -6,6 +6,7 @@ start); samples taken before it (the idle path) have negative times.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from . import metrics as m
@@ -16,20 +17,22 @@ from .topo import BOTTLENECK_HANDLE, FRAME_BYTES, Plan
 
 PAYLOAD_BYTES = 1448
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
+CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
 
 
 def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
-def _cpu_series(text: str, t0: float) -> list[tuple[float, float]]:
+def _cpu_series(text: str, t0: float, name: str = "cpu") -> list[tuple[float, float]]:
+    """Busy fraction over time of /proc/stat's line NAME ("cpu": all CPUs; "cpu0", ...)."""
     snaps = []
     t = None
     for line in text.splitlines():
         if line.startswith("### "):
             t = float(line[4:])
-        elif line.startswith("cpu ") and t is not None:
-            snaps.append((t, parsers.parse_proc_stat(line)))
+        elif line.startswith(name + " ") and t is not None:
+            snaps.append((t, parsers.parse_proc_stat(line, name)))
     series = []
     for (ta, a), (tb, b) in zip(snaps, snaps[1:]):
         try:
@@ -37,6 +40,11 @@ def _cpu_series(text: str, t0: float) -> list[tuple[float, float]]:
         except ValueError:
             continue
     return series
+
+
+def _mean_during(series: list[tuple[float, float]], end: float) -> float | None:
+    values = [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
+    return sum(values) / len(values) if values else None
 
 
 def _round(series, digits=4):
@@ -165,13 +173,18 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
 
     # -- CPU: a saturated emulator silently produces wrong numbers
-    cpu = _cpu_series(_read(raw / "cpu.txt"), t0)
+    text = _read(raw / "cpu.txt")
+    cpu = _cpu_series(text, t0)
     series["cpu"] = _round(cpu, 3)
     busy = [v for t, v in cpu if 0 <= t <= end] or [v for _, v in cpu]
     if busy:
         out["cpu_busy_mean"] = round(sum(busy) / len(busy), 4)
         out["cpu_busy_max"] = round(max(busy), 4)
-        out["cpu_bound"] = out["cpu_busy_mean"] > CPU_BOUND_BUSY
+        cores = sorted({line.split()[0] for line in text.splitlines() if re.match(r"cpu\d+ ", line)})
+        per_core = [m for m in (_mean_during(_cpu_series(text, t0, c), end) for c in cores) if m is not None]
+        out["cpu_core_busy_max"] = round(max(per_core), 4) if per_core else None
+        out["cpu_bound"] = (out["cpu_busy_mean"] > CPU_BOUND_BUSY
+                            or (out["cpu_core_busy_max"] or 0) > CORE_BOUND_BUSY)
     if not rtts_all and not flow_rows:
         raise ParseError(f"{folder}: no samples at all")
     return series, out

@@ -444,11 +444,12 @@ class CpuTimes:
         return sum(astuple(self))
 
 
-def parse_proc_stat(text: str) -> CpuTimes:
-    """Read the aggregate "cpu" line of /proc/stat (missing trailing columns = 0)."""
+def parse_proc_stat(text: str, name: str = "cpu") -> CpuTimes:
+    """Read the line NAME of /proc/stat: "cpu" (all CPUs) or "cpu0", "cpu1", ...
+    (missing trailing columns = 0)."""
     for line in text.splitlines():
         cols = line.split()
-        if cols and cols[0] == "cpu":
+        if cols and cols[0] == name:
             try:
                 values = [int(v) for v in cols[1:9]]
             except ValueError:
@@ -456,7 +457,7 @@ def parse_proc_stat(text: str) -> CpuTimes:
             if len(values) < 4:
                 raise ParseError(f"/proc/stat: cpu line too short {line!r}")
             return CpuTimes(*(values + [0] * (8 - len(values))))
-    raise ParseError("/proc/stat: no aggregate 'cpu' line")
+    raise ParseError(f"/proc/stat: no {name!r} line")
 
 
 def cpu_busy_fraction(a: CpuTimes, b: CpuTimes) -> float:

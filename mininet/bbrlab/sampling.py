@@ -76,7 +76,8 @@ class QueueSampler(threading.Thread):
 
 
 class CpuSampler(threading.Thread):
-    """Busy fraction of all CPUs (root /proc/stat: namespaces share the CPUs)."""
+    """/proc/stat's cpu lines, all CPUs and each one (namespaces share the CPUs; packets
+    through veths are forwarded in softirq, often on one CPU, which can saturate alone)."""
 
     def __init__(self, path: Path, interval: float = 0.5):
         super().__init__(daemon=True)
@@ -88,8 +89,8 @@ class CpuSampler(threading.Thread):
         with open(self.path, "w") as out:
             while not self._stop_event.is_set():
                 with open("/proc/stat") as stat:
-                    first = stat.readline()
-                out.write(f"### {time.time():.6f}\n{first}")
+                    cpus = "".join(line for line in stat if line.startswith("cpu"))
+                out.write(f"### {time.time():.6f}\n{cpus}")
                 out.flush()
                 self._stop_event.wait(self.interval)
 

@@ -17,7 +17,18 @@ from .links import run
 from .topo import Event, FlowPlan
 
 LISTEN_TIMEOUT = 10.0
-GRACE = 15.0  # seconds past a flow's planned end before it counts as hung
+GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
+DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer takes to drain
+
+
+def grace_seconds(buffer_bytes: float, rate_bps: float) -> float:
+    """How long after its planned end a flow may still be finishing.
+
+    iperf3 ends a test with an exchange on its control connection, which waits behind the
+    bottleneck queue and the other flows' unsent data: at 128 kbit/s a full 43-packet
+    buffer alone holds 4 s of queueing.
+    """
+    return GRACE + DRAIN_FACTOR * buffer_bytes * 8 / rate_bps
 
 
 def server_argv(flow: FlowPlan) -> list[str]:
@@ -57,12 +68,13 @@ class Traffic:
     """Start servers, then clients on schedule; wait; stop whatever hangs."""
 
     def __init__(self, testbed, flows: tuple[FlowPlan, ...], events: tuple[Event, ...], raw_dir: Path,
-                 interval: float):
+                 interval: float, grace: float = GRACE):
         self.testbed = testbed
         self.runs = [FlowRun(f) for f in flows]
         self.events = sorted(events, key=lambda e: e.at)
         self.raw_dir = raw_dir
         self.interval = interval
+        self.grace = grace
         self.event_log: list[dict] = []
 
     def start_servers(self) -> None:
@@ -80,12 +92,12 @@ class Traffic:
         pending = sorted(self.runs, key=lambda fr: fr.flow.start)
         events = list(self.events)
         planned_end = max((fr.flow.start + (fr.flow.duration or 0.0) for fr in self.runs), default=0.0)
-        hard_deadline = t0 + planned_end + GRACE + (600.0 if any(fr.flow.size for fr in self.runs) else 0.0)
+        hard_deadline = t0 + planned_end + self.grace + (600.0 if any(fr.flow.size for fr in self.runs) else 0.0)
         while pending or events or any(fr.client and fr.client.poll() is None for fr in self.runs):
             now = time.monotonic()
             if now > hard_deadline:
                 hung = [fr.flow.id for fr in self.runs if fr.client and fr.client.poll() is None]
-                raise TestbedError(f"flows {', '.join(hung)} did not finish {GRACE:g}s after their planned end")
+                raise TestbedError(f"flows {', '.join(hung)} did not finish {self.grace:.0f}s after their planned end")
             while pending and now >= t0 + pending[0].flow.start:
                 self._launch(pending.pop(0))
             while events and now >= t0 + events[0].at:

@@ -260,8 +260,14 @@ def test_proc_stat_and_busy_fraction():
 
 
 def test_proc_stat_errors():
-    with pytest.raises(ParseError, match="no aggregate"):
+    with pytest.raises(ParseError, match="no 'cpu' line"):
         parse_proc_stat("cpu0 1 2 3 4\n")
     with pytest.raises(ParseError, match="bad cpu line"):
         parse_proc_stat("cpu 1 x 3 4\n")
     assert parse_proc_stat("cpu 1 2 3 4\n").total == 10
+
+
+def test_proc_stat_reads_one_cpu_by_name():
+    text = "cpu  10 0 10 80 0 0 0 0\ncpu0 9 0 1 40 0 0 0 0\ncpu1 1 0 9 40 0 0 0 0\n"
+    assert parse_proc_stat(text, "cpu1").system == 9
+    assert parse_proc_stat(text).user == 10
