@@ -48,14 +48,25 @@ def _pyplot():
     return plt
 
 
-def _params_line(records: list[dict]) -> str:
+def _params_line(records: list[dict], axes: dict) -> str:
+    """The figure's parameters; a swept one is named with its values, not the first point's."""
     s = records[0]["summary"]
     durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
     flows = len(records[0]["flow_plan"])
     dur = f", {durations[-1]:g} s flows" if durations else ""
+
+    def shown(key: str, value: str) -> str:
+        return f"{', '.join(map(str, axes[key]))} (swept)" if key in axes else value
+
     rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
-    return (f"bottleneck {rate}, base RTT {s['base_rtt'].replace('ms', ' ms')}, buffer {s['buffer']}, "
-            f"loss {s['loss']}, pacing {s['pacing']}, {flows} flow{'s' if flows > 1 else ''}{dur}")
+    buffer = s["buffer"]
+    if "rate" in axes or "rtt" in axes:  # the packet count differs per point: say what was asked
+        spec_buffer = records[0]["link"]["buffer"]
+        buffer = {"pkt": "{:g} pkt", "bdp": "{:g} BDP", "bytes": "{:g} B"}[spec_buffer["unit"]].format(
+            spec_buffer["value"])
+    return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
+            f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
+            f"{flows} flow{'s' if flows > 1 else ''}{dur}")
 
 
 def _footer(fig, verdict: dict) -> None:
@@ -135,6 +146,12 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     return fig
 
 
+def _adapt_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "does not reach 85% of every new rate"
+    return f"reaches 85% of each new rate within {seconds:.1f} s"
+
+
 def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
     """Bandwidth steps: delivered throughput against the configured rate, per CC."""
     fig, ax = plt.subplots(figsize=(12, 5.5))
@@ -144,7 +161,7 @@ def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
         for flow in series["flows"].values():
             pts = flow["throughput"]
             ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.4,
-                    label=f"{_label(rec, {'cc'})} goodput (adapts in {rec['metrics'].get('adapt_time_max_s')} s)")
+                    label=f"{_label(rec, {'cc'})} goodput ({_adapt_text(rec['metrics'].get('adapt_time_max_s'))})")
     series = rundir.series(records[0]["id"])
     end = records[0]["metrics"]["duration_s"]
     ax.step([t for t, _ in series["link_rate"]] + [end], [v for _, v in series["link_rate"]]
@@ -237,7 +254,7 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
     plt = _pyplot()
     fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
     title = exp.plot_title or exp.title
-    fig.suptitle(f"{title}\n{_params_line(records)}", fontsize=11)
+    fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
     buffer = io.BytesIO()
