@@ -61,5 +61,6 @@ def test_bbr_follows_the_bandwidth_steps(suite):
     assert bbr["metrics"]["adapt_time_max_s"] is not None and bbr["metrics"]["adapt_time_max_s"] <= 3.0
     fired = bbr["timings"]["events"]
     assert [e["planned"] for e in fired] == [10.0, 20.0]
-    assert all(abs(e["at"] - e["planned"]) < 0.3 for e in fired), fired  # the rate changed on time
+    assert all(abs(e["issued"] - e["planned"]) < 0.1 for e in fired), fired  # issued on schedule
+    assert all(e["at"] - e["planned"] < 0.6 for e in fired), fired  # and in force soon after (TCG: 0.2-0.35 s)
     assert read_json(rundir.path / "verdict.json")["verdict"] == "reproduced"
