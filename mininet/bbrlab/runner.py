@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from . import analysis, metadata, summary
-from .errors import BbrlabError, TestbedError
+from .errors import BbrlabError, ParseError, TestbedError
 from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, spec_hash, write_atomic, write_json
 from .sampling import Samplers
@@ -166,7 +166,7 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
                 if mets.get("cpu_bound"):
                     status += ", CPU-BOUND"
                 progress.point(point, status)
-            except TestbedError as exc:
+            except (TestbedError, ParseError) as exc:  # this point failed; the others still run
                 rundir.discard(staging, keep_as=point.id)
                 progress.point(point, f"FAILED: {exc}")
                 session.setdefault("failed", []).append({"point": point.id, "error": str(exc)})

@@ -35,9 +35,9 @@ def server_argv(flow: FlowPlan) -> list[str]:
     return ["iperf3", "-s", "-1", "-J", "-p", str(flow.port)]
 
 
-def client_argv(flow: FlowPlan, interval: float) -> list[str]:
+def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0) -> list[str]:
     argv = ["iperf3", "-c", flow.dst, "-p", str(flow.port), "-C", flow.cc, "-J",
-            "-i", f"{interval:g}", "--connect-timeout", "5000"]
+            "-i", f"{interval:g}", "--connect-timeout", str(int(connect_timeout * 1000))]
     if flow.duration is not None:
         argv += ["-t", f"{flow.duration:g}"]
     else:
@@ -120,7 +120,9 @@ class Traffic:
         out = open(self.raw_dir / f"iperf3-{fr.flow.id}-client.json", "w")
         fr.files.append(out)
         fr.launched_at = time.time()
-        fr.client = node.popen(client_argv(fr.flow, self.interval), stdout=out, stderr=subprocess.STDOUT)
+        # A SYN behind a full slow bottleneck waits as long as a flow's end may: same bound.
+        fr.client = node.popen(client_argv(fr.flow, self.interval, connect_timeout=self.grace), stdout=out,
+                               stderr=subprocess.STDOUT)
 
     def _fire(self, event: Event, t0: float) -> None:
         # "issued" when the command starts, "at" when it has taken effect: starting a process
