@@ -12,8 +12,8 @@ from pathlib import Path
 from . import metrics as m
 from . import parsers
 from .errors import ParseError
-from .spec import Point
-from .topo import BOTTLENECK_HANDLE, FRAME_BYTES, Plan
+from .spec import FRAME_BYTES, Point
+from .topo import BOTTLENECK_HANDLE, Plan
 
 PAYLOAD_BYTES = 1448
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
@@ -65,7 +65,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         "link_mbps": link.rate / 1e6, "base_rtt_ms": link.rtt * 1e3, "loss": link.loss,
         "buffer_pkts": link.buffer_packets, "bdp_pkts": round(link.bdp_packets, 2),
         # The RTT a packet sees behind a full buffer: what a buffer-filling CC converges to.
-        "full_buffer_rtt_ms": round(link.rtt * 1e3 + link.buffer_packets * FRAME_BYTES * 8 / link.rate * 1e3, 3),
+        "full_buffer_rtt_ms": round((link.rtt + link.full_buffer_seconds()) * 1e3, 3),
         "ideal_goodput_mbps": m.ideal_goodput_bps(link.rate, link.loss) / 1e6,
         "duration_s": round(end, 3),
     }

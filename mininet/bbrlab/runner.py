@@ -19,7 +19,7 @@ from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, spec_hash, write_atomic, write_json
 from .sampling import Samplers
 from .spec import Experiment, Point
-from .topo import FRAME_BYTES, build_plan
+from .topo import build_plan
 from .traffic import Traffic, grace_seconds
 
 IDLE_LEAD = 1.0  # seconds of idle-path pings before the first flow starts
@@ -78,8 +78,8 @@ def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: lis
 def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     """Run one configured point in FOLDER/raw; returns the point's timing record."""
     raw = folder / "raw"
-    grace = grace_seconds(point.link.buffer_packets * FRAME_BYTES, min([point.link.rate]
-                                                                       + [c.rate for c in point.link.changes]))
+    slowest = min([point.link.rate] + [c.rate for c in point.link.changes])
+    grace = grace_seconds(point.link.full_buffer_seconds(slowest))
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap)

@@ -21,6 +21,7 @@ from . import units
 from .errors import SpecError
 
 MTU_BYTES = 1500
+FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
 PACING_MODES = ("fq", "internal")
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step")
@@ -93,6 +94,10 @@ class Link:
     @property
     def bdp_packets(self) -> float:
         return self.rate * self.rtt / 8 / MTU_BYTES
+
+    def full_buffer_seconds(self, rate_bps: float | None = None) -> float:
+        """How long a full bottleneck buffer takes to drain (at RATE_BPS, default the link's)."""
+        return self.buffer_packets * FRAME_BYTES * 8 / (rate_bps or self.rate)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .spec import MTU_BYTES, Point
+from .spec import FRAME_BYTES, Point
 from .units import fmt_fraction, fmt_rate, fmt_time
 
-FRAME_BYTES = MTU_BYTES + 14
 BOTTLENECK_HANDLE = "10:"  # the leaf qdisc that holds the buffer; sampled for backlog
 BASE_PORT = 5201
 

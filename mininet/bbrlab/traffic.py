@@ -21,14 +21,14 @@ GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
 DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer takes to drain
 
 
-def grace_seconds(buffer_bytes: float, rate_bps: float) -> float:
+def grace_seconds(full_buffer_seconds: float) -> float:
     """How long after its planned end a flow may still be finishing.
 
     iperf3 ends a test with an exchange on its control connection, which waits behind the
     bottleneck queue and the other flows' unsent data: at 128 kbit/s a full 43-packet
     buffer alone holds 4 s of queueing.
     """
-    return GRACE + DRAIN_FACTOR * buffer_bytes * 8 / rate_bps
+    return GRACE + DRAIN_FACTOR * full_buffer_seconds
 
 
 def server_argv(flow: FlowPlan) -> list[str]:

@@ -376,3 +376,9 @@ def test_inline_yaml_spec_with_everything():
     assert point.pacing == "internal" and point.sampling.pcap and point.sampling.interval == pytest.approx(0.05)
     assert point.flows[0] == spec.FlowGroup("bbr", count=2, stagger=5.0, until=30.0)
     assert point.duration == 30 and exp.claims == ()
+
+
+def test_full_buffer_drains_in_buffer_frames_over_the_rate():
+    link = spec.load(FIGURE5).points[0].link  # 175 packets at 10 Mbit/s
+    assert link.full_buffer_seconds() == pytest.approx(175 * 1514 * 8 / 10e6)
+    assert link.full_buffer_seconds(5e6) == pytest.approx(2 * link.full_buffer_seconds())
