@@ -6,7 +6,6 @@ start); samples taken before it (the idle path) have negative times.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from . import metrics as m
@@ -24,27 +23,30 @@ def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
-def _cpu_series(text: str, t0: float, name: str = "cpu") -> list[tuple[float, float]]:
-    """Busy fraction over time of /proc/stat's line NAME ("cpu": all CPUs; "cpu0", ...)."""
-    snaps = []
+def _cpu_series(text: str, t0: float) -> dict[str, list[tuple[float, float]]]:
+    """Busy fraction over time of every cpu line of /proc/stat ("cpu": all CPUs; "cpu0", ...)."""
+    snaps: dict[str, list] = {}
     t = None
     for line in text.splitlines():
         if line.startswith("### "):
             t = float(line[4:])
-        elif line.startswith(name + " ") and t is not None:
-            snaps.append((t, parsers.parse_proc_stat(line, name)))
-    series = []
-    for (ta, a), (tb, b) in zip(snaps, snaps[1:]):
-        try:
-            series.append(((ta + tb) / 2 - t0, parsers.cpu_busy_fraction(a, b)))
-        except ValueError:
-            continue
+        elif line.startswith("cpu") and t is not None:
+            name = line.split(maxsplit=1)[0]
+            snaps.setdefault(name, []).append((t, parsers.parse_proc_stat(line, name)))
+    series: dict[str, list[tuple[float, float]]] = {}
+    for name, points in snaps.items():
+        series[name] = []
+        for (ta, a), (tb, b) in zip(points, points[1:]):
+            try:
+                series[name].append(((ta + tb) / 2 - t0, parsers.cpu_busy_fraction(a, b)))
+            except ValueError:
+                continue
     return series
 
 
-def _mean_during(series: list[tuple[float, float]], end: float) -> float | None:
-    values = [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
-    return sum(values) / len(values) if values else None
+def _during(series: list[tuple[float, float]], end: float) -> list[float]:
+    """The values sampled while the flows ran (all of them if none was)."""
+    return [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
 
 
 def _round(series, digits=4):
@@ -173,15 +175,14 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
 
     # -- CPU: a saturated emulator silently produces wrong numbers
-    text = _read(raw / "cpu.txt")
-    cpu = _cpu_series(text, t0)
+    cpus = _cpu_series(_read(raw / "cpu.txt"), t0)
+    cpu = cpus.pop("cpu", [])
     series["cpu"] = _round(cpu, 3)
-    busy = [v for t, v in cpu if 0 <= t <= end] or [v for _, v in cpu]
+    busy = _during(cpu, end)
     if busy:
         out["cpu_busy_mean"] = round(sum(busy) / len(busy), 4)
         out["cpu_busy_max"] = round(max(busy), 4)
-        cores = sorted({line.split()[0] for line in text.splitlines() if re.match(r"cpu\d+ ", line)})
-        per_core = [m for m in (_mean_during(_cpu_series(text, t0, c), end) for c in cores) if m is not None]
+        per_core = [sum(v) / len(v) for v in (_during(c, end) for c in cpus.values()) if v]
         out["cpu_core_busy_max"] = round(max(per_core), 4) if per_core else None
         out["cpu_bound"] = (out["cpu_busy_mean"] > CPU_BOUND_BUSY
                             or (out["cpu_core_busy_max"] or 0) > CORE_BOUND_BUSY)
