@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import spec
-from .errors import BbrlabError, PreflightError, SpecError
+from .errors import BbrlabError, SpecError
 from .metadata import REPO
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -48,6 +48,14 @@ def select(exp: spec.Experiment, only: dict) -> list[spec.Point]:
     return chosen
 
 
+def _preflight(points: list[spec.Point]) -> None:
+    """Check this machine for exactly what POINTS need: their CCs, fq pacing, tcpdump."""
+    from . import preflight
+
+    preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
+                    pcap=any(p.sampling.pcap for p in points))
+
+
 def cmd_list(args) -> int:
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
@@ -76,11 +84,7 @@ def cmd_run(args) -> int:
             seen.add(key)
         return 0
     subset = select(exp, dict(spec.parse_override(text) for text in args.only or []))
-    from . import preflight
-
-    ccs = {g.cc for p in subset for g in p.flows}
-    preflight.check(ccs, pacing_fq=any(p.pacing == "fq" for p in subset),
-                    pcap=any(p.sampling.pcap for p in subset))
+    _preflight(subset)
     from . import runner  # imports Mininet: only after preflight said it is there
 
     root = Path(args.results)
@@ -111,11 +115,8 @@ def cmd_suite(args) -> int:
         if unknown:
             raise SpecError(f"unknown experiment(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         exps = [e for e in exps if e.name in args.experiments]
-    from . import preflight
-
     points = [p for e in exps for p in e.points]
-    preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
-                    pcap=any(p.sampling.pcap for p in points))
+    _preflight(points)
     from . import report, runner
     from .results import read_json
 
@@ -241,10 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except PreflightError as exc:
-        print(f"bbrlab: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except BbrlabError as exc:
+    except BbrlabError as exc:  # PreflightError and SpecError included: one message
         print(f"bbrlab: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
