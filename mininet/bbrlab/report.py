@@ -16,13 +16,6 @@ from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
 
 
-def _latest(root: Path, name: str) -> RunDir | None:
-    base = root / name
-    runs = sorted((p for p in base.iterdir() if (p / "verdict.json").is_file()), key=lambda p: p.stat().st_mtime) \
-        if base.is_dir() else []
-    return RunDir(runs[-1]) if runs else None
-
-
 def _cell(value, digits: int = 2) -> str:
     if value is None:
         return "–"
@@ -43,12 +36,11 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     source = exp.reference.get("source", "reference")
     head = "| loss % | " + " | ".join(f"{n} ours | {n} {source}" for n in names) + " |"
     lines = ["", f"Goodput (Mbit/s) next to {source}:", "", head, "|---" * (1 + 2 * len(names)) + "|"]
-    losses = sorted({float(k) for n in names for k in series[n]})
-    for loss in losses:
+    refs = {n: {float(k): v for k, v in series[n].items()} for n in names}
+    for loss in sorted({loss for ref in refs.values() for loss in ref}):
         cells = []
         for n in names:
-            ref = {float(k): v for k, v in series[n].items()}.get(loss)
-            cells += [_cell(ours.get((n, round(loss, 6)))), _cell(ref)]
+            cells += [_cell(ours.get((n, round(loss, 6)))), _cell(refs[n].get(loss))]
         lines.append(f"| {loss:g} | " + " | ".join(cells) + " |")
     return lines
 
@@ -83,7 +75,7 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None) ->
     out = out or root / "report.md"
     sections, rows, missing = [], [], []
     for exp in experiments:
-        rundir = _latest(root, exp.name)
+        rundir = RunDir.newest(root, exp.name, marker="verdict.json")
         if rundir is None:
             missing.append(exp.name)
             continue

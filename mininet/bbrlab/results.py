@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
 import shutil
 import tempfile
@@ -27,6 +28,7 @@ from typing import Any
 from .errors import BbrlabError
 
 FORMAT_VERSION = 1
+RUN_NAME = re.compile(r"(\d{8}-\d{6})(?:-(\d+))?")  # what RunDir.create names a run: stamp[-N]
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -89,13 +91,8 @@ class RunDir:
     @classmethod
     def find_resumable(cls, root: Path, experiment: str, digest: str) -> "RunDir | None":
         """The newest unfinished run of EXPERIMENT with the same spec, if any."""
-        base = root / experiment
-        if not base.is_dir():
-            return None
-        for path in sorted(base.iterdir(), reverse=True):
+        for path in reversed(cls._runs(root, experiment, "run.json")):
             run_json = path / "run.json"
-            if not run_json.is_file():
-                continue
             try:
                 meta = json.loads(run_json.read_text())
             except ValueError:
@@ -104,13 +101,32 @@ class RunDir:
                 return cls(path)
         return None
 
+    @staticmethod
+    def _runs(root: Path, experiment: str, marker: str) -> list[Path]:
+        """EXPERIMENT's run directories holding MARKER, oldest first: by the stamp in the
+        name, then its -N suffix as a number (a run started in the same second as another)."""
+        base = root / experiment
+        if not base.is_dir():
+            return []
+
+        def order(path: Path) -> tuple[str, int]:
+            match = RUN_NAME.fullmatch(path.name)
+            return (match.group(1), int(match.group(2) or 0)) if match else (path.name, 0)
+
+        return sorted((p for p in base.iterdir() if (p / marker).is_file()), key=order)
+
+    @classmethod
+    def newest(cls, root: Path, experiment: str, marker: str = "run.json") -> "RunDir | None":
+        """The newest run of EXPERIMENT holding MARKER (verdict.json: a summarized one)."""
+        runs = cls._runs(root, experiment, marker)
+        return cls(runs[-1]) if runs else None
+
     @classmethod
     def latest(cls, root: Path, experiment: str) -> "RunDir":
-        base = root / experiment
-        runs = sorted(p for p in base.iterdir() if (p / "run.json").is_file()) if base.is_dir() else []
-        if not runs:
+        rundir = cls.newest(root, experiment)
+        if rundir is None:
             raise BbrlabError(f"no results for {experiment} under {root} (run it first)")
-        return cls(runs[-1])
+        return rundir
 
     # ---------------------------------------------------------------- points
 

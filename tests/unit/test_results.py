@@ -250,3 +250,15 @@ def test_point_records_and_series(tmp_path):
     assert rundir.series("bbr") == {"t0": 1.5}
     with pytest.raises(BbrlabError, match="cannot read"):
         rundir.series("nope")
+
+
+def test_newest_orders_same_second_runs_by_their_number(tmp_path):
+    for name in ("20261122-103806", "20261122-103806-2", "20261122-103806-10", "20261122-103805-3"):
+        (tmp_path / "figure5" / name).mkdir(parents=True)
+        (tmp_path / "figure5" / name / "run.json").write_text("{}")
+    assert RunDir.newest(tmp_path, "figure5").path.name == "20261122-103806-10"
+    assert [p.name for p in RunDir._runs(tmp_path, "figure5", "run.json")] == [
+        "20261122-103805-3", "20261122-103806", "20261122-103806-2", "20261122-103806-10"]
+    assert RunDir.latest(tmp_path, "figure5").path.name == "20261122-103806-10"
+    assert RunDir.newest(tmp_path, "figure5", marker="verdict.json") is None
+    assert RunDir.newest(tmp_path, "figure6") is None
