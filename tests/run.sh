@@ -74,16 +74,12 @@ lint() {
     yamllint --strict .
     ansible-lint -q
     flake8 mininet tests
-    shellcheck -x figure*.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
+    shellcheck -x figure*.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
     VAGRANT_CHECKPOINT_DISABLE=1 vagrant validate
 }
 
-unit() {
-    PYTHONPATH="$repo/mininet" "$python" -m pytest -q -p no:cacheprovider tests/unit
-}
-
-host() {
-    PYTHONPATH="$repo/mininet" "$python" -m pytest -q -p no:cacheprovider tests/host
+pytest_here() { # pytest_here DIR: tests that run on this host, not in the VM
+    PYTHONPATH="$repo/mininet" "$python" -m pytest -q -p no:cacheprovider "$1"
 }
 
 integration() {
@@ -94,8 +90,8 @@ integration() {
 
 stage deps "$vm" deps --test-tools
 stage lint lint
-stage unit unit
-stage host host
+stage unit pytest_here tests/unit
+stage host pytest_here tests/host
 if ((with_vm)); then
     vm_started=1
     stage "vm up" "$vm" up
