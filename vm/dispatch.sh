@@ -100,6 +100,7 @@ dispatch() {
     ((${#results[@]} == 0)) || dispatch_die "--results works with --local only (the VM's results are copied into results/)"
     local vm="$bbrlab_repo/vm/vm.sh" rc=0
     "$vm" up
+    "$vm" push # a run left unfinished in an earlier VM resumes in this one
     "$vm" run ./bbrlab "${args[@]}" || rc=$?
     "$vm" pull || rc=$((rc ? rc : 1))
     dispatch_note "results copied into $bbrlab_repo/results; the VM keeps running for the next run (vm/vm.sh destroy stops it)"

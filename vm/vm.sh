@@ -7,6 +7,9 @@
 #   vm/vm.sh box              build/add the local debian/bookworm64 box when stale
 #   vm/vm.sh up               deps + daemons + box, then vagrant up (or rsync if running)
 #   vm/vm.sh run CMD [ARG..]  rsync the tree, run CMD as root in /vagrant in the guest
+#   vm/vm.sh push             copy the host's results/ into the guest's results/ (a
+#                             guest file is only replaced by a newer host copy), so a
+#                             new VM resumes the runs an earlier one left unfinished
 #   vm/vm.sh pull             copy the guest's results/ into the host's results/
 #                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
@@ -225,6 +228,20 @@ do_run() {
     return "$rc"
 }
 
+do_push() {
+    require_running
+    [[ -d $repo/results ]] || return 0
+    local t0
+    t0=$(now)
+    # The same rule as pull, the other way: finished points never change, so a point
+    # the guest already has is never rewritten; a newer host file (a run's summary) wins.
+    # shellcheck disable=SC2016 # expanded in the guest
+    tar -C "$repo/results" -cf - . \
+        | vagrant ssh -c 'sudo mkdir -p /vagrant/results && sudo tar -C /vagrant/results -xf - --keep-newer-files --warning=no-ignore-newer --no-same-owner' \
+        || die "copying results/ into the VM failed"
+    log "pushed $repo/results into the VM (newer guest files kept); took $(( $(now) - t0 ))s"
+}
+
 do_pull() {
     require_running
     mkdir -p "$repo/results"
@@ -278,8 +295,9 @@ case $cmd in
     box) step box do_box ;;
     up) step up do_up ;;
     run) do_run "$@" ;;
+    push) do_push ;;
     pull) do_pull ;;
     provision-check) step provision-check do_provision_check ;;
     destroy) step destroy do_destroy ;;
-    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|pull|provision-check|destroy" ;;
+    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|destroy" ;;
 esac
