@@ -10,6 +10,7 @@ the leftovers of a killed run can be removed safely at the next start.
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import os
 import re
@@ -111,6 +112,10 @@ class Testbed:
         self._lock = Lock()
         self.setup_seconds = 0.0
         self.teardown_seconds = 0.0
+        # What is in force in the built network, so configure() changes only what differs.
+        self._routes: dict[str, tuple] = {}
+        self._sysctls: dict[str, dict] = {}
+        self._intf_state: dict[str, dict] = {}
 
     def __enter__(self) -> "Testbed":
         started = time.monotonic()
@@ -156,20 +161,37 @@ class Testbed:
             run(node, ["ip", "link", "set", "lo", "up"])
 
     def configure(self, plan: Plan) -> None:
-        """Apply PLAN's settings to the built network (which must have the same shape)."""
+        """Apply PLAN's settings to the built network (which must have the same shape).
+
+        Only what differs from the settings in force is applied again: reconfiguring a
+        reused network between the points of a sweep is part of every point's cost."""
         if plan.shape != self.plan.shape:
             raise TestbedError("configure(): plan has another shape than the built network")
         self.plan = plan
         for intf_plan in plan.intfs():
             if getattr(self.intfs[intf_plan.name], "plan", None) != intf_plan:
                 self.intfs[intf_plan.name].apply(intf_plan)
+                self._intf_state.pop(intf_plan.name, None)
         for host, argvs in plan.routes.items():
-            for argv in argvs:
-                run(self.nodes[host], argv)
+            if self._routes.get(host) != argvs:
+                for argv in argvs:
+                    run(self.nodes[host], argv)
+                self._routes[host] = argvs
         for host, values in plan.sysctls.items():
-            self.set_sysctls(host, values)
-        for node in self.nodes.values():
-            run(node, ["ip", "tcp_metrics", "flush", "all"], check=False)
+            in_force = self._sysctls.setdefault(host, {})
+            changed = {k: v for k, v in values.items() if in_force.get(k) != " ".join(str(v).split())}
+            if changed:
+                self.set_sysctls(host, changed)
+        for name in sorted({f.sender for f in plan.flows} | {f.receiver for f in plan.flows}):
+            run(self.nodes[name], ["ip", "tcp_metrics", "flush", "all"], check=False)
+
+    def invalidate(self, host: str) -> None:
+        """HOST's queueing is about to change behind configure()'s back (a mid-flow rate
+        change): set its interfaces up from scratch at the next configure()."""
+        for name, intf in self.intfs.items():
+            if intf.node.name == host:
+                intf.plan = None
+                self._intf_state.pop(name, None)
 
     def set_sysctls(self, host: str, values: dict) -> None:
         node = self.nodes[host]
@@ -178,6 +200,7 @@ class Testbed:
         for key, want in values.items():
             if got[key] != " ".join(str(want).split()):
                 raise TestbedError(f"[{host}] sysctl {key} is {got[key]!r} after setting {want!r}")
+        self._sysctls.setdefault(host, {}).update(got)
 
     def read_sysctls(self, host: str, keys: list[str]) -> dict:
         out = run(self.nodes[host], ["sysctl", "-n"] + keys).splitlines()
@@ -189,21 +212,24 @@ class Testbed:
         return self.nodes[name]
 
     def snapshot(self) -> dict:
-        """What is really in force, for the run's metadata: qdiscs, offloads, sysctls."""
+        """What is really in force, for the run's metadata: qdiscs, offloads, sysctls.
+
+        An interface is read again only after configure() changed it; the sysctls are the
+        values read back when they were set (nothing else in the testbed writes them)."""
         import json
 
-        interfaces = {}
         for name, intf in self.intfs.items():
-            raw = run(intf.node, ["tc", "-j", "qdisc", "show", "dev", name])
-            interfaces[name] = {
-                "host": intf.node.name,
-                "role": intf.plan.role,
-                "qdiscs": json.loads(raw or "[]"),
-                "offloads": intf.offloads(),
-            }
+            if name not in self._intf_state:
+                raw = run(intf.node, ["tc", "-j", "qdisc", "show", "dev", name])
+                self._intf_state[name] = {
+                    "host": intf.node.name,
+                    "role": intf.plan.role,
+                    "qdiscs": json.loads(raw or "[]"),
+                    "offloads": intf.offloads(),
+                }
         keys = sorted(next(iter(self.plan.sysctls.values())))
-        sysctls = {host: self.read_sysctls(host, sorted(vals)) for host, vals in self.plan.sysctls.items()}
-        return {"interfaces": interfaces, "sysctls": sysctls, "sysctl_keys": keys}
+        sysctls = {host: {k: self._sysctls[host][k] for k in sorted(vals)} for host, vals in self.plan.sysctls.items()}
+        return {"interfaces": copy.deepcopy(self._intf_state), "sysctls": sysctls, "sysctl_keys": keys}
 
     def _teardown(self) -> None:
         started = time.monotonic()

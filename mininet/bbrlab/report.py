@@ -45,8 +45,9 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     return lines
 
 
-def section(exp: Experiment, rundir: RunDir, out_dir: Path) -> tuple[list[str], dict]:
-    """The report's section for one run, and its row of the summary table."""
+def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ...] = ()) -> tuple[list[str], dict]:
+    """The report's section for one run, and its row of the summary table (NOTES: the
+    experiment file's words on where this testbed differs from the paper)."""
     verdict = read_json(rundir.path / "verdict.json")
     meta = metadata.read_run(rundir)
     records = rundir.point_records()
@@ -65,6 +66,8 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path) -> tuple[list[str], 
              f"{_cell(over.get('setup_seconds_mean'))} s mean",
              "", "```", *claims.verdict_lines(verdict), "```"]
     lines += _reference_table(exp, records)
+    if notes:
+        lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
     row = {"name": exp.name, "verdict": verdict["verdict"], "points": len(records),
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
     return lines + [""], row
@@ -81,7 +84,7 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None) ->
             continue
         # The spec that ran (after --quick/--set), not today's file.
         ran = build(load_raw(rundir.path / "spec.yaml"), default_name=exp.name)
-        lines, row = section(ran, rundir, out.parent)
+        lines, row = section(ran, rundir, out.parent, exp.notes)  # today's notes on any run
         sections += lines
         rows.append(row)
     head = ["# bbrlab: the BBR paper's figures, reproduced", "",

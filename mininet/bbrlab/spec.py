@@ -42,7 +42,7 @@ SWEEPABLE = (
     "flows.*.until", "flows.*.size", "flows.*.rtt",
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
-            "repeat", "seed", "plot", "claims", "quick", "reference"}
+            "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes"}
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "startup"}
@@ -181,6 +181,7 @@ class Experiment:
     reference: dict = field(default_factory=dict)
     repeat: int = 1
     seed: int = 1
+    notes: tuple[str, ...] = ()  # where this testbed's kernel or emulator differs from the paper
 
 
 def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
@@ -425,6 +426,15 @@ def _get(raw: dict, path: str) -> Any:
     return node
 
 
+def _notes(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(n, str) and n.strip() for n in items):
+        raise SpecError("notes: expected a text or a list of texts")
+    return tuple(" ".join(n.split()) for n in items)
+
+
 def _axes(raw: dict) -> dict[str, list]:
     """Sweep axes: path -> list of values, in spec order."""
     axes = {}
@@ -506,7 +516,8 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         name=name,
         title=str(raw.get("title", name)),
         description=str(raw.get("description", "")).strip(),
-        source=yaml.safe_dump(raw, sort_keys=False),
+        # Notes are commentary, not parameters: editing them must not stop a run resuming.
+        source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),
         raw=raw,
         axes={labels[p]: v for p, v in axes.items()},
         points=tuple(points),
@@ -516,6 +527,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         reference=raw.get("reference") or {},
         repeat=repeat,
         seed=seed,
+        notes=_notes(raw.get("notes")),
     )
 
 

@@ -20,6 +20,7 @@ Nothing here touches the system: a Plan is built from a Point and can be printed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from .spec import FRAME_BYTES, Point
 from .units import fmt_fraction, fmt_rate, fmt_time
@@ -254,3 +255,14 @@ def describe(plan: Plan) -> str:
     for e in plan.events:
         lines.append(f"  at {e.at:g}s [{e.host}] {e.what}: {' '.join(e.argv)}")
     return "\n".join(lines)
+
+
+def tc_batch(commands: Sequence[Sequence[str]]) -> str | None:
+    """COMMANDS (tc argvs) as the text of one `tc -batch -`, or None when an argument
+    cannot be written there (batch lines are split at blanks)."""
+    lines = []
+    for argv in commands:
+        if not argv or argv[0] != "tc" or any(not a or any(c.isspace() or c in "\\\"'#" for c in a) for a in argv):
+            return None
+        lines.append(" ".join(argv[1:]))
+    return "".join(line + "\n" for line in lines)

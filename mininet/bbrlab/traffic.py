@@ -128,6 +128,7 @@ class Traffic:
         # "issued" when the command starts, "at" when it has taken effect: starting a process
         # in a namespace costs 0.1-0.3 s under software virtualization (measured).
         issued = time.monotonic() - t0
+        self.testbed.invalidate(event.host)  # the next point must set this host's links up again
         run(self.testbed.node(event.host), event.argv)
         self.event_log.append({"issued": round(issued, 4), "at": round(time.monotonic() - t0, 4),
                                "planned": event.at, "what": event.what, "epoch": time.time()})

@@ -61,3 +61,13 @@ def test_report_uses_the_newest_finished_run(tmp_path):
                                              .replace('"reproduced"', '"not reproduced"'))
     text = report.write(tmp_path, [spec.load(EXPERIMENTS / "figure8.yaml")]).read_text()
     assert "| figure8 | not reproduced |" in text and str(newer.path) in text
+
+
+def test_report_gives_todays_notes_even_for_a_run_made_before_they_were_written(tmp_path):
+    goodput = {(cc, loss): 1.0 for cc in ("bbr", "cubic") for loss in (0.001, 0.01, 0.1)}
+    fake_run(tmp_path, "figure8", quick=True, goodput=goodput)
+    raw = yaml.safe_load((EXPERIMENTS / "figure8.yaml").read_text())
+    raw["notes"] = ["netem drops  packets\n independently.", "The emulator is slow."]
+    text = report.write(tmp_path, [spec.build(raw)]).read_text()
+    assert "Where this testbed differs from the paper:\n\n- netem drops packets independently.\n" \
+           "- The emulator is slow.\n" in text

@@ -382,3 +382,16 @@ def test_full_buffer_drains_in_buffer_frames_over_the_rate():
     link = spec.load(FIGURE5).points[0].link  # 175 packets at 10 Mbit/s
     assert link.full_buffer_seconds() == pytest.approx(175 * 1514 * 8 / 10e6)
     assert link.full_buffer_seconds(5e6) == pytest.approx(2 * link.full_buffer_seconds())
+
+
+def test_notes_are_commentary_outside_the_archived_source_so_editing_them_keeps_resume():
+    plain = spec.build(base())
+    noted = spec.build({**base(), "notes": "Linux 6.1's BBR\n  keeps a larger queue."})
+    assert noted.notes == ("Linux 6.1's BBR keeps a larger queue.",)
+    assert noted.source == plain.source and len(noted.points) == len(plain.points)
+    assert spec.build({**base(), "notes": ["a", "b"]}).notes == ("a", "b")
+
+
+@pytest.mark.parametrize("notes", [3, ["a", ""], {"a": 1}])
+def test_bad_notes(notes):
+    assert error({**base(), "notes": notes}) == "notes: expected a text or a list of texts"

@@ -265,3 +265,24 @@ def test_describe_lists_every_command_and_the_schedule():
     assert "  f1: bbr      snd1 -> rcv1 10.0.4.2:5201  start 0s, for 30s" in text
     assert "  f2: cubic    snd2 -> rcv2 10.0.5.2:5202  start 0s, 1000000 bytes" in text
     assert "  at 10s [r1] bottleneck rate -> 20Mbit: tc class change dev r1-eth0" in text
+
+
+# ---------------------------------------------------------------- tc -batch
+
+def test_every_planned_tc_command_fits_one_batch_line_per_command():
+    p = plan(**{"link.loss": "1%", "link.jitter": "2ms", "pacing": "fq"})
+    for i in p.intfs():
+        text = topo.tc_batch(i.tc)
+        assert text is not None, i.name
+        assert text.splitlines() == [" ".join(argv[1:]) for argv in i.tc]
+
+
+@pytest.mark.parametrize("argv", [
+    ("tc", "qdisc", "add", "dev", "a b", "root"),        # a blank would split the argument
+    ("tc", "qdisc", "add", "dev", "eth0", ""),           # an empty argument would vanish
+    ("tc", "qdisc", "add", "dev", "eth0", "#x"),         # a comment
+    ("tc", "qdisc", "add", "dev", "eth0", 'say"hi"'),    # quotes are parsed by tc
+    ("ip", "link", "set", "eth0", "up"),                 # not a tc command
+])
+def test_tc_batch_refuses_what_a_batch_line_cannot_carry(argv):
+    assert topo.tc_batch([("tc", "qdisc", "del", "dev", "eth0", "root"), argv]) is None
