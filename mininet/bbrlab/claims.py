@@ -141,17 +141,22 @@ def verdict(claims: tuple[Claim, ...], records: list[dict]) -> dict:
     merged = average_repetitions(records)
     results = [evaluate_claim(c, merged) for c in claims]
     evaluated = [r for r in results if r["status"] != "not evaluated"]
-    cpu_bound = [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point"
-                 for r in merged if r["metrics"].get("cpu_bound")]
+
+    def flagged(key: str) -> list[str]:
+        return [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point"
+                for r in merged if r["metrics"].get(key)]
+
+    cpu_bound, link_short = flagged("cpu_bound"), flagged("link_short")
     if not evaluated:
         overall = "not evaluated"
     elif all(r["status"] == "holds" for r in evaluated):
         overall = "reproduced"
     else:
         overall = "not reproduced"
-    if cpu_bound and overall != "not evaluated":
-        overall += " (inconclusive: CPU-bound)"
-    return {"verdict": overall, "claims": results, "cpu_bound_points": cpu_bound,
+    reasons = (["CPU-bound"] if cpu_bound else []) + (["link below its rate"] if link_short else [])
+    if reasons and overall != "not evaluated":
+        overall += f" (inconclusive: {', '.join(reasons)})"
+    return {"verdict": overall, "claims": results, "cpu_bound_points": cpu_bound, "link_short_points": link_short,
             "holds": sum(r["status"] == "holds" for r in results),
             "fails": sum(r["status"] == "fails" for r in results)}
 
@@ -165,4 +170,7 @@ def verdict_lines(v: dict) -> list[str]:
         lines.append(f"  [{mark}] {r['text']}" + (f"  ({values})" if values else ""))
     if v["cpu_bound_points"]:
         lines.append(f"  warning: CPU-bound points (emulation not trustworthy): {', '.join(v['cpu_bound_points'])}")
+    if v.get("link_short_points"):
+        lines.append("  warning: the backlogged bottleneck sent below 85% of its rate (the emulator's limit): "
+                     + ", ".join(v["link_short_points"]))
     return lines

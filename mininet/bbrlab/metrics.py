@@ -152,6 +152,79 @@ def steady_goodput_bps(intervals: Sequence[IntervalLike], skip_s: float) -> floa
     return 8 * sum(b for _, _, b in tail) / sum(e - s for s, e, _ in tail)
 
 
+def aggregate_steady_goodput_bps(flows: Sequence[tuple[float, Sequence[IntervalLike]]], skip_s: float) -> float:
+    """Goodput of all FLOWS together ((offset, intervals) each, offset placing a flow's
+    intervals on a common clock) after skip_s seconds from the first flow's start.
+
+    Bytes of every interval starting after that, over the time from the first such
+    interval to the last one's end. Unlike a sum of per-flow rates this stays within
+    the link when flows do not overlap fully (staggered starts, a handshake delayed
+    behind a deep queue): each rate would count the time the others were idle.
+    """
+    spans = [(s + offset, e + offset, b) for offset, intervals in flows for s, e, b in _checked_spans(intervals)]
+    if not spans:
+        raise ValueError("aggregate_steady_goodput_bps needs at least one non-empty interval")
+    cutoff = min(s for s, _, _ in spans) + skip_s - 1e-9
+    tail = [(s, e, b) for s, e, b in spans if s >= cutoff]
+    if not tail:
+        raise ValueError(f"no interval starts after {skip_s} s of startup")
+    return 8 * sum(b for _, _, b in tail) / (max(e for _, e, _ in tail) - min(s for s, _, _ in tail))
+
+
+def _capacity_bits(rate_steps: Sequence[tuple[float, float]], t_a: float, t_b: float) -> float:
+    """Bits a link with RATE_STEPS ((t, bit/s) from which each rate holds) can carry in [t_a, t_b]."""
+    steps = sorted(rate_steps)
+    bits = 0.0
+    for i, (t, bps) in enumerate(steps):
+        lo, hi = max(t, t_a), min(steps[i + 1][0] if i + 1 < len(steps) else t_b, t_b)
+        bits += bps * max(0.0, hi - lo)
+    return bits
+
+
+def link_busy(counter: Sequence[tuple[float, int]], rate_steps: Sequence[tuple[float, float]],
+              start: float, end: float) -> float:
+    """Share of its capacity the bottleneck used between START and END (seconds).
+
+    COUNTER: (t, bytes sent so far) samples of the bottleneck qdisc; RATE_STEPS: (t, bit/s)
+    from which each configured rate holds. Measured at the link itself, this needs no
+    assumption about when each flow's data started, and counts every frame the link sent.
+    """
+    inside = [(t, b) for t, b in counter if start <= t <= end]
+    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+        raise ValueError(f"fewer than two bottleneck samples between {start:g} s and {end:g} s")
+    (t_a, b_a), (t_b, b_b) = inside[0], inside[-1]
+    capacity = _capacity_bits(rate_steps, t_a, t_b)
+    if capacity <= 0:
+        raise ValueError("the bottleneck had no capacity in the window")
+    return 8 * (b_b - b_a) / capacity
+
+
+def backlogged_delivery(samples: Sequence[tuple[float, int, int]], rate_steps: Sequence[tuple[float, float]],
+                        start: float, end: float, min_backlog: int = 2) -> tuple[float, float]:
+    """How much of its configured rate the bottleneck delivered while it had packets waiting.
+
+    SAMPLES: (t, bytes sent so far, packets queued). Over each gap between two samples
+    inside [START, END] that both saw at least MIN_BACKLOG packets queued, the link had
+    work all along and should have sent at its rate. Returns (sent / capacity over those
+    gaps, seconds they cover). Below 1 the emulator itself held packets back: a slow
+    host, coarse timers or a CPU it shares; every result on such a link is suspect.
+    """
+    inside = [x for x in samples if start <= x[0] <= end]
+    # A rate change takes effect a few hundred ms after its planned time (a tc process
+    # starting): the second after one is not judged.
+    changes = [t for t, _ in rate_steps if t > 0]
+    sent = capacity = covered = 0.0
+    for (t_a, b_a, q_a), (t_b, b_b, q_b) in zip(inside, inside[1:]):
+        settling = any(t_a < c + 1.0 and t_b > c for c in changes)
+        if min(q_a, q_b) >= min_backlog and t_b > t_a and not settling:
+            sent += 8 * (b_b - b_a)
+            capacity += _capacity_bits(rate_steps, t_a, t_b)
+            covered += t_b - t_a
+    if capacity <= 0:
+        raise ValueError(f"the bottleneck never stayed backlogged between {start:g} s and {end:g} s")
+    return sent / capacity, covered
+
+
 def steady_state(series: Series, skip_s: float) -> float:
     """Mean value after skipping the first skip_s seconds (startup) of the series."""
     if not series:

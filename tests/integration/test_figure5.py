@@ -50,7 +50,9 @@ def test_script_exits_zero_and_every_claim_is_judged(run):
     proc, rundir, *_ = run
     assert proc.returncode == 0, proc.stderr
     verdict = read_json(rundir.path / "verdict.json")
-    assert verdict["verdict"] in ("reproduced", "not reproduced"), verdict["verdict"]  # not CPU-bound
+    # judged, and not CPU-bound (a TCG guest's link may still be flagged as below its rate)
+    assert verdict["verdict"].split(" (")[0] in ("reproduced", "not reproduced"), verdict["verdict"]
+    assert "CPU-bound" not in verdict["verdict"]
     assert [c["status"] for c in verdict["claims"]].count("not evaluated") == 0
     assert f"verdict: {verdict['verdict']}" in proc.stdout
     assert read_json(rundir.path / "run.json")["status"] == "complete"
@@ -65,8 +67,11 @@ def test_bbr_median_rtt_far_below_cubic_and_both_keep_the_link_busy(run):
     assert cubic["rtt_p95_ms"] > 0.8 * cubic["full_buffer_rtt_ms"], cubic["rtt_p95_ms"]
     assert cubic["queue_max_pkts"] >= 0.8 * BUFFER_PKTS
     for m in (bbr, cubic):
-        assert m["steady_utilization"] >= 0.85, m
+        assert m["link_busy"] >= 0.85, m
         assert not m["cpu_bound"], m["cpu_busy_mean"]
+    # CUBIC keeps the queue full: the link's delivery while backlogged is judged, and close
+    # to its rate (measured under TCG: 0.87-0.99; a real host gives ~1.0)
+    assert cubic["link_delivery"] is not None and cubic["link_delivery"] > 0.8, cubic["link_delivery"]
 
 
 def test_idle_path_has_the_configured_rtt(run):

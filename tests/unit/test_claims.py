@@ -184,7 +184,7 @@ def test_average_repetitions_groups_by_params_not_order_and_skips_partial_metric
 
 def figure5_records(bbr_rtt=45.0, cubic_rtt=200.0, cubic_p95=240.0, util=0.95, **extra) -> list[dict]:
     return [rec({"cc": cc}, rtt_p50_ms=rtt, rtt_p95_ms=p95, base_rtt_ms=40.0, full_buffer_rtt_ms=252.0,
-                steady_utilization=util, **extra)
+                link_busy=util, **extra)
             for cc, rtt, p95 in (("bbr", bbr_rtt, 60.0), ("cubic", cubic_rtt, cubic_p95))]
 
 
@@ -216,7 +216,7 @@ def test_verdict_averages_repetitions_first():
 
 def test_cpu_bound_makes_the_verdict_inconclusive():
     records = figure5_records(cpu_bound=False)
-    records.append(rec({"cc": "bbr"}, rtt_p50_ms=45.0, base_rtt_ms=40.0, steady_utilization=0.95, cpu_bound=True,
+    records.append(rec({"cc": "bbr"}, rtt_p50_ms=45.0, base_rtt_ms=40.0, link_busy=0.95, cpu_bound=True,
                        rtt_p95_ms=60.0, full_buffer_rtt_ms=252.0))
     v = claims.verdict(spec.load(FIGURE5).claims, records)
     assert v["verdict"] == "reproduced (inconclusive: CPU-bound)" and v["cpu_bound_points"] == ["cc=bbr"]
@@ -224,6 +224,17 @@ def test_cpu_bound_makes_the_verdict_inconclusive():
     assert lines[-1] == "  warning: CPU-bound points (emulation not trustworthy): cc=bbr"
     failing = claims.verdict(spec.load(FIGURE5).claims, figure5_records(util=0.1, cpu_bound=True))
     assert failing["verdict"] == "not reproduced (inconclusive: CPU-bound)"
+
+
+def test_a_link_below_its_rate_makes_the_verdict_inconclusive_too():
+    records = figure5_records()
+    records[1]["metrics"]["link_short"] = True
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "reproduced (inconclusive: link below its rate)" and v["link_short_points"] == ["cc=cubic"]
+    assert claims.verdict_lines(v)[-1].endswith("(the emulator's limit): cc=cubic")
+    records[0]["metrics"]["cpu_bound"] = True
+    assert claims.verdict(spec.load(FIGURE5).claims, records)["verdict"] == \
+        "reproduced (inconclusive: CPU-bound, link below its rate)"
 
 
 def test_nothing_evaluated_is_not_inconclusive():

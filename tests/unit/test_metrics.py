@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 from bbrlab.metrics import (
     adaptation_time,
+    aggregate_steady_goodput_bps,
+    backlogged_delivery,
     align_series,
     convergence_time,
     goodput_bps,
     ideal_goodput_bps,
     jain_index,
     jain_over_time,
+    link_busy,
     percentile,
     queue_delay_ms,
     steady_goodput_bps,
@@ -213,3 +216,46 @@ def test_steady_goodput_skips_startup_and_weights_a_short_last_interval():
 def test_steady_goodput_needs_an_interval_after_startup():
     with pytest.raises(ValueError, match="after 5 s"):
         steady_goodput_bps([iv(0, 1, 1000), iv(1, 2, 1000)], skip_s=5)
+
+
+def test_aggregate_steady_goodput_of_flows_taking_turns_stays_within_the_link():
+    # Two flows each get the whole 8 Mbit/s link, one after the other (a delayed handshake):
+    # summing their per-flow rates would report 16 Mbit/s.
+    first = [iv(0, 1, 1_000_000), iv(1, 2, 1_000_000)]
+    second = [iv(0, 1, 1_000_000), iv(1, 2, 1_000_000)]
+    assert steady_goodput_bps(first, 0) + steady_goodput_bps(second, 0) == pytest.approx(16e6)
+    assert aggregate_steady_goodput_bps([(0.0, first), (2.0, second)], skip_s=0) == pytest.approx(8e6)
+    # the startup is skipped from the first flow's start; later flows count whole
+    assert aggregate_steady_goodput_bps([(0.0, first), (2.0, second)], skip_s=1) == pytest.approx(8e6)
+
+
+def test_aggregate_steady_goodput_of_one_flow_is_its_steady_goodput():
+    intervals = [iv(0, 1, 125_000), iv(1, 2, 1_000_000), iv(2, 3, 1_000_000), iv(3, 3.1, 10_000)]
+    assert aggregate_steady_goodput_bps([(5.0, intervals)], 1.0) == pytest.approx(steady_goodput_bps(intervals, 1.0))
+    with pytest.raises(ValueError, match="after 9 s"):
+        aggregate_steady_goodput_bps([(5.0, intervals)], 9)
+
+
+# ---------------------------------------------------------------- the bottleneck itself
+
+def test_link_busy_counts_the_frames_the_bottleneck_sent_against_its_changing_rate():
+    # 10 Mbit/s, then 20 Mbit/s from t=2: 1.25 MB/s then 2.5 MB/s would be fully busy.
+    counter = [(0.0, 0), (1.0, 1_250_000), (2.0, 2_500_000), (3.0, 5_000_000), (4.0, 6_250_000)]
+    steps = [(0.0, 10e6), (2.0, 20e6)]
+    assert link_busy(counter, steps, 0, 3) == pytest.approx(1.0)
+    assert link_busy(counter, steps, 1, 4) == pytest.approx(8 * 5_000_000 / (10e6 + 20e6 + 20e6))
+    with pytest.raises(ValueError, match="fewer than two"):
+        link_busy(counter, steps, 3.5, 9)
+
+
+def test_backlogged_delivery_judges_only_gaps_with_a_queue_and_not_just_after_a_rate_change():
+    # (t, bytes sent, packets queued) at 10 Mbit/s: full rate, then a stall with a queue,
+    # then an idle link (empty queue: not the emulator's fault), then a change to 20 Mbit/s.
+    samples = [(0.0, 0, 50), (1.0, 1_250_000, 50), (2.0, 1_875_000, 40), (3.0, 1_900_000, 0),
+               (4.0, 1_950_000, 0), (5.0, 2_000_000, 30), (5.5, 2_100_000, 30), (6.5, 2_600_000, 30),
+               (7.5, 5_100_000, 30)]
+    ratio, covered = backlogged_delivery(samples, [(0.0, 10e6), (5.2, 20e6)], 0, 10)
+    assert covered == pytest.approx(3.0)  # [0,1], [1,2], [6.5,7.5]: the two gaps before 6.2 s are settling
+    assert ratio == pytest.approx(8 * (1_875_000 + 2_500_000) / (10e6 * 2 + 20e6))
+    with pytest.raises(ValueError, match="never stayed backlogged"):
+        backlogged_delivery(samples, [(0.0, 10e6)], 2.5, 4.5)
