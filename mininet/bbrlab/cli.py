@@ -53,7 +53,7 @@ def _preflight(points: list[spec.Point]) -> None:
     from . import preflight
 
     preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
-                    pcap=any(p.sampling.pcap for p in points))
+                    pcap=any(p.sampling.pcap for p in points), lossy=any(p.link.loss for p in points))
 
 
 def cmd_list(args) -> int:
@@ -185,8 +185,8 @@ def _strict_status(args, verdict: dict) -> int:
 def cmd_preflight(args) -> int:
     from . import preflight
 
-    preflight.check({"bbr", "cubic"}, pacing_fq=True)
-    print("preflight: ok (root, tools, Python modules, netem/htb/fq qdiscs, bbr and cubic)")
+    preflight.check({"bbr", "cubic"}, pacing_fq=True, lossy=True)
+    print("preflight: ok (root, tools, Python modules, netem/htb/fq/prio qdiscs, u32 filters, bbr and cubic)")
     return 0
 
 

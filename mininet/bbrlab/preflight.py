@@ -24,7 +24,10 @@ QDISC_TESTS = {
     "sch_fq": ["fq"],
     "sch_htb": ["htb", "default", "1"],
     "sch_tbf": ["tbf", "rate", "1mbit", "burst", "3000", "latency", "10ms"],
+    "sch_prio": ["prio"],
 }
+# Random loss for the data connections only: a u32 filter under a prio root (topo._netem_tc).
+FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", "24576", "0xf000", "flowid", "1:1"]
 VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these modules (Debian 12's "
            "linux-image-amd64 does), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
            "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")
@@ -39,7 +42,7 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess:
 
 
 def missing_qdiscs(needed: list[str]) -> list[str]:
-    """Module names of the qdiscs in NEEDED that cannot be attached here."""
+    """Module names of the qdiscs (and cls_u32) in NEEDED that cannot be attached here."""
     ns = f"bbrlab-preflight-{os.getpid()}"
     if _run(["ip", "netns", "add", ns]).returncode != 0:
         raise PreflightError("cannot create a network namespace (`ip netns add`): run as root on Linux")
@@ -48,7 +51,11 @@ def missing_qdiscs(needed: list[str]) -> list[str]:
         _run(["ip", "-n", ns, "link", "add", "d0", "type", "dummy"])
         for module in needed:
             _run(["modprobe", module])
-            add = _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root"] + QDISC_TESTS[module])
+            if module == "cls_u32":  # a filter: under a prio root
+                _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root", "handle", "1:"] + QDISC_TESTS["sch_prio"])
+                add = _run(["tc", "-n", ns, "filter", "replace", "dev", "d0", "parent", "1:"] + FILTER_TEST)
+            else:
+                add = _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root"] + QDISC_TESTS[module])
             if add.returncode != 0:
                 missing.append(module)
     finally:
@@ -67,12 +74,12 @@ def missing_ccs(needed: set[str]) -> list[str]:
     return sorted(needed - available())
 
 
-def kernel_problems(ccs: set[str], pacing_fq: bool) -> list[str]:
-    needed = ["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else [])
+def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False) -> list[str]:
+    needed = ["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else []) + (["sch_prio", "cls_u32"] if lossy else [])
     problems = []
     qdiscs = missing_qdiscs(needed)
     if qdiscs:
-        problems.append(f"kernel {platform.release()} lacks qdisc module(s): {', '.join(qdiscs)}")
+        problems.append(f"kernel {platform.release()} lacks traffic-control module(s): {', '.join(qdiscs)}")
     cc_missing = missing_ccs(ccs)
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
@@ -80,7 +87,7 @@ def kernel_problems(ccs: set[str], pacing_fq: bool) -> list[str]:
     return problems
 
 
-def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False) -> None:
+def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
@@ -93,7 +100,7 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False) -> None:
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")
     if shutil.which("tc") and shutil.which("ip"):
-        kernel = kernel_problems(ccs, pacing_fq)
+        kernel = kernel_problems(ccs, pacing_fq, lossy)
         if kernel:
             problems += kernel + [VM_HINT]
     if problems:

@@ -7,6 +7,7 @@ senders start at their scheduled offsets from one common time zero.
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from .errors import TestbedError
 from .links import run
-from .topo import Event, FlowPlan
+from .topo import Event, FlowPlan, data_port
 
 LISTEN_TIMEOUT = 10.0
 GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
@@ -35,9 +36,13 @@ def server_argv(flow: FlowPlan) -> list[str]:
     return ["iperf3", "-s", "-1", "-J", "-p", str(flow.port)]
 
 
-def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0) -> list[str]:
+_serials = itertools.count()
+
+
+def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0, cport: int | None = None) -> list[str]:
     argv = ["iperf3", "-c", flow.dst, "-p", str(flow.port), "-C", flow.cc, "-J",
-            "-i", f"{interval:g}", "--connect-timeout", str(int(connect_timeout * 1000))]
+            "-i", f"{interval:g}", "--connect-timeout", str(int(connect_timeout * 1000)),
+            "--cport", str(cport if cport is not None else data_port(next(_serials)))]
     if flow.duration is not None:
         argv += ["-t", f"{flow.duration:g}"]
     else:

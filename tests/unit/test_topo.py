@@ -157,12 +157,31 @@ def test_data_delay_line_is_sized_for_the_fastest_rate_step():
 
 
 @pytest.mark.parametrize(("loss", "text"), [("1%", "1%"), ("0.5%", "0.5%"), (0.1, "10%")])
-def test_loss_only_on_the_data_direction(loss, text):
+def test_loss_only_on_the_data_direction_and_only_for_the_data_connections(loss, text):
     p = plan(**{"link.loss": loss})
-    assert intf(p, "r2-eth1").tc[0][-5:] == ("delay", "20000us", "loss", "random", text)
-    assert "loss" not in intf(p, "rcv1-eth0").tc[0]
+    root, lossy, clean, flt = intf(p, "r2-eth1").tc
+    assert root == ("tc", "qdisc", "replace", "dev", "r2-eth1", "root", "handle", "1:", "prio", "bands", "2",
+                    "priomap") + ("1",) * 16  # everything to the clean line by default ...
+    limit = str(topo.netem_limit(10e6, 0.02))
+    line = ("netem", "limit", limit, "delay", "20000us")
+    assert lossy == ("tc", "qdisc", "replace", "dev", "r2-eth1", "parent", "1:1", "handle", "10:") + line + (
+        "loss", "random", text)
+    assert clean == ("tc", "qdisc", "replace", "dev", "r2-eth1", "parent", "1:2", "handle", "20:") + line
+    # ... but TCP from the data connections' client ports, which only --cport hands out
+    assert flt == ("tc", "filter", "replace", "dev", "r2-eth1", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                   "match", "ip", "protocol", "6", "0xff", "match", "ip", "sport", "24576", "0xf000", "flowid", "1:1")
+    assert all("loss" not in argv for argv in intf(p, "rcv1-eth0").tc)
     both = plan(**{"link.loss": loss, "link.loss_direction": "both"})
-    assert intf(both, "rcv1-eth0").tc[0][-3:] == ("loss", "random", text)
+    ack_root, ack_lossy, ack_clean, ack_flt = intf(both, "rcv1-eth0").tc
+    assert ack_lossy[-3:] == ("loss", "random", text) and "loss" not in ack_clean
+    assert ack_flt[ack_flt.index("match", 15):] == ("match", "ip", "dport", "24576", "0xf000", "flowid", "1:1")
+
+
+def test_data_ports_stay_in_the_filtered_block_below_the_ephemeral_range():
+    ports = [topo.data_port(n) for n in range(10_000)]
+    value, mask = topo.DATA_PORTS
+    assert all(p & mask == value for p in ports) and max(ports) < 32768
+    assert len(set(ports[:4096])) == 4096  # a new port for each of 4096 connections in a row
 
 
 def test_no_loss_no_loss_argument():
