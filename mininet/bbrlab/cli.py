@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from . import spec
@@ -107,6 +108,15 @@ def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
     return sorted(exps, key=lambda e: (sum(p.duration for p in e.points), e.name))
 
 
+def _points_left(exp: spec.Experiment, root: Path, resume: bool) -> list[spec.Point]:
+    """EXP's points that a run would still have to do (all of them without resume)."""
+    from .results import RunDir, spec_hash
+
+    rundir = RunDir.find_resumable(root, exp.name, spec_hash(exp.source)) if resume else None
+    done = rundir.finished_points() if rundir is not None else set()
+    return [p for p in exp.points if p.id not in done]
+
+
 def cmd_suite(args) -> int:
     exps = suite_experiments(args.quick)
     if args.experiments:
@@ -122,10 +132,21 @@ def cmd_suite(args) -> int:
 
     root = Path(args.results)
     total = sum(p.duration for p in points)
-    print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows", file=sys.stderr)
+    left = {e.name: _points_left(e, root, resume=not args.fresh) for e in exps}
+    remaining = sum(p.duration for todo in left.values() for p in todo)
+    print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
+          f"{sum(map(len, left.values()))} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
     verdicts, failed = {}, []
+    started, flows_done = time.monotonic(), 0.0
     for n, exp in enumerate(exps, 1):
-        print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title}", file=sys.stderr)
+        todo = sum(p.duration for p in left[exp.name])
+        eta = ""
+        if flows_done:  # the overhead measured so far, applied to the flows still to run
+            eta = f"; suite eta {(time.monotonic() - started) / flows_done * remaining / 60:.0f} min"
+        print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
+              f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
+        flows_done += todo
+        remaining -= todo
         try:
             rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:])
         except runner.Interrupted as exc:
