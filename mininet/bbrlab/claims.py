@@ -136,8 +136,16 @@ def evaluate_claim(claim: Claim, records: list[dict]) -> dict:
     return {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
 
 
-def verdict(claims: tuple[Claim, ...], records: list[dict]) -> dict:
-    """All claims of an experiment, and the overall word on whether it reproduced."""
+def _top_rate(record: dict) -> float:
+    link = record.get("link") or {}
+    return max([link.get("rate", 0.0)] + [c["rate"] for c in link.get("changes") or []])
+
+
+def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = None) -> dict:
+    """All claims of an experiment, and the overall word on whether it reproduced.
+
+    GATE (summary.fidelity_gate): the rate from which the emulator failed its fidelity
+    check on this machine; points at that rate or above cannot be trusted either."""
     merged = average_repetitions(records)
     results = [evaluate_claim(c, merged) for c in claims]
     evaluated = [r for r in results if r["status"] != "not evaluated"]
@@ -147,18 +155,28 @@ def verdict(claims: tuple[Claim, ...], records: list[dict]) -> dict:
                 for r in merged if r["metrics"].get(key)]
 
     cpu_bound, link_short = flagged("cpu_bound"), flagged("link_short")
+    beyond = []
+    if gate:
+        beyond = [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point"
+                  for r in merged if _top_rate(r) >= gate["rate_bps"]]
     if not evaluated:
         overall = "not evaluated"
     elif all(r["status"] == "holds" for r in evaluated):
         overall = "reproduced"
     else:
         overall = "not reproduced"
-    reasons = (["CPU-bound"] if cpu_bound else []) + (["link below its rate"] if link_short else [])
+    reasons = (["CPU-bound"] if cpu_bound else []) + (["link below its rate"] if link_short or beyond else [])
     if reasons and overall != "not evaluated":
         overall += f" (inconclusive: {', '.join(reasons)})"
     return {"verdict": overall, "claims": results, "cpu_bound_points": cpu_bound, "link_short_points": link_short,
+            "fidelity_gate": dict(gate, points=beyond) if beyond else None,
             "holds": sum(r["status"] == "holds" for r in results),
             "fails": sum(r["status"] == "fails" for r in results)}
+
+
+def _some(labels: list[str], shown: int = 3) -> str:
+    more = len(labels) - shown
+    return ", ".join(labels[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def verdict_lines(v: dict) -> list[str]:
@@ -170,6 +188,10 @@ def verdict_lines(v: dict) -> list[str]:
         lines.append(f"  [{mark}] {r['text']}" + (f"  ({values})" if values else ""))
     if v["cpu_bound_points"]:
         lines.append(f"  warning: CPU-bound points (emulation not trustworthy): {', '.join(v['cpu_bound_points'])}")
+    gate = v.get("fidelity_gate")
+    if gate:
+        lines.append(f"  warning: this machine's emulator failed its fidelity check at {gate['rate_bps'] / 1e6:g} Mbit/s "
+                     f"({gate['failed']}); not trustworthy at that rate or above: {_some(gate['points'])}")
     if v.get("link_short_points"):
         lines.append("  warning: the backlogged bottleneck sent below 85% of its rate (the emulator's limit): "
                      + ", ".join(v["link_short_points"]))

@@ -253,3 +253,23 @@ def test_verdict_lines_marks():
     assert lines[3].startswith("  [PASS] BBR's median RTT is at most half") and "cc=bbr vs cc=cubic: 0.225" in lines[3]
     assert lines[4].startswith("  [FAIL] Both keep the link busy") and "cc=cubic: 0.5" in lines[4]
     assert lines[5] == "  [n/a ] never"
+
+
+def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive():
+    def at(mbit, loss, value, changes=()):
+        r = rec({"rate": f"{mbit}Mbit", "loss": loss}, m=value)
+        r["link"] = {"rate": mbit * 1e6, "changes": [{"at": 10.0, "rate": c * 1e6} for c in changes]}
+        return r
+
+    c = (claim("m", min=1),)
+    gate = {"rate_bps": 100e6, "run": "results/fidelity/x", "failed": "one flow gets 95%: 0.74"}
+    low = [at(10, "1%", 2), at(10, "2%", 2)]
+    v = claims.verdict(c, low, gate)
+    assert v["verdict"] == "reproduced" and v["fidelity_gate"] is None
+    v = claims.verdict(c, low + [at(10, "5%", 2, changes=[200])] + [at(100, f"{n}%", 2) for n in range(4)], gate)
+    assert v["verdict"] == "reproduced (inconclusive: link below its rate)"
+    assert v["fidelity_gate"]["points"][0] == "rate=10Mbit, loss=5%" and len(v["fidelity_gate"]["points"]) == 5
+    assert claims.verdict_lines(v)[-1] == (
+        "  warning: this machine's emulator failed its fidelity check at 100 Mbit/s (one flow gets 95%: 0.74); "
+        "not trustworthy at that rate or above: rate=10Mbit, loss=5%, rate=100Mbit, loss=0%, "
+        "rate=100Mbit, loss=1% and 2 more")
