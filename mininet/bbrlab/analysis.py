@@ -89,10 +89,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         # iperf3's intervals count from its test start, which follows the launch by the
         # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
         # sample of the data socket with data acked places it within one ss interval.
-        offset = launches[flow.id] - t0
+        launched = launches[flow.id] - t0
         acked = [x.t - t0 for x in ss if (x.bytes_acked or 0) > 0]
-        if acked:
-            offset = max(offset, acked[0] - point.sampling.ss_interval / 2)
+        offset = max(launched, acked[0] - point.sampling.ss_interval / 2) if acked else launched
         tput = [(t + offset, bps) for t, bps in m.throughput_series(server.intervals)]
         per_flow_series.append(tput)
         seconds = server.duration or client.duration
@@ -104,7 +103,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
             flow_steady = goodput
         placed.append((offset, server.intervals))
         series["flows"][flow.id] = {
-            "cc": flow.cc, "group": flow.group, "start": round(offset, 4),
+            "cc": flow.cc, "group": flow.group, "start": round(launched, 4), "data_start": round(offset, 4),
             "throughput": _round([(t, v / 1e6) for t, v in tput]),
             "cwnd": _round([(s.t - t0, s.cwnd) for s in ss], 1),
             "srtt_ms": _round([(s.t - t0, s.srtt_ms) for s in ss], 3),
@@ -113,7 +112,8 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
             "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
         }
         flow_rows.append({
-            "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(offset, 3),
+            "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
+            "data_start_s": round(offset, 3),
             "seconds": round(seconds, 3), "bytes": server.bytes_received,
             "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
             "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
