@@ -220,9 +220,14 @@ do_run() {
     (($# > 0)) || die "usage: vm/vm.sh run CMD [ARG...]"
     require_running
     step "vagrant rsync" vagrant_q rsync >&2
-    local inner script rc=0
+    local inner script rc=0 rev
     inner=$(printf '%q ' "$@")
-    script="cd /vagrant && exec $inner"
+    # The guest's copy has no .git: pass on which code it is, for each run's provenance.
+    rev=$(git -C "$repo" rev-parse HEAD 2>/dev/null || true)
+    if [[ -n $rev ]] && [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+        rev+="+dirty"
+    fi
+    script="cd /vagrant && BBRLAB_GIT_REV=${rev:-unknown} exec $inner"
     # As root: everything the testbed does (netns, tc, sysctl) needs it.
     step "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
     return "$rc"
