@@ -5,6 +5,7 @@ per-host sysctls) against what was asked for.
 """
 
 import os
+import re
 import struct
 import subprocess
 
@@ -103,6 +104,8 @@ def test_metadata_records_the_queueing_that_was_configured(run):
             assert netem["options"]["limit"] >= 10_000
         for name, intf in intfs.items():
             assert intf["offloads"] == {"tso": "off", "gso": "off", "gro": "off"}, name
+    # which code ran: the guest's copy has no .git; vm/vm.sh passes the revision on
+    assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", read_json(run[1].path / "run.json")["git"])
 
 
 def test_socket_buffers_are_set_inside_every_host(run):
