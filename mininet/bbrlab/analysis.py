@@ -66,7 +66,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     raw = folder / "raw"
     link = point.link
     startup = point.sampling.startup
-    series: dict = {"t0": t0, "flows": {}, "rtt": {}, "queue": [], "cpu": [], "link_rate": []}
+    series: dict = {"t0": t0, "flows": {}, "rtt": {}, "queue": [], "link_sent": [], "cpu": [], "link_rate": []}
     out: dict = {
         "link_mbps": link.rate / 1e6, "base_rtt_ms": link.rtt * 1e3, "loss": link.loss,
         "buffer_pkts": link.buffer_packets, "bdp_pkts": round(link.bdp_packets, 2),
@@ -169,6 +169,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
+        # what the bottleneck really sent, from its own byte counter between two samples
+        series["link_sent"] = _round([((a.t + b.t) / 2 - t0, 8 * (b.sent_bytes - a.sent_bytes) / (b.t - a.t) / 1e6)
+                                      for a, b in zip(qsamples, qsamples[1:]) if b.t > a.t])
         during = [q.backlog_pkts for q in qsamples if 0 <= q.t - t0 <= end] or [0]
         out["queue_p50_pkts"] = m.percentile(during, 50)
         out["queue_max_pkts"] = max(during)

@@ -146,6 +146,38 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     return fig
 
 
+def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
+    """The emulator alone: what the bottleneck sent and the flow got against the rate, and its queue."""
+    rec = records[0]
+    series, m = rundir.series(rec["id"]), rec["metrics"]
+    fig, (ax, qx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
+    sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
+    delivery = m.get("link_delivery")
+    ax.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.8,
+            label="bottleneck sent (its byte counter, per sample)"
+            + (f"; {delivery:.0%} of the rate while backlogged" if delivery is not None else ""))
+    for flow in series["flows"].values():
+        pts = flow["throughput"]
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
+                label=f"{style(flow['cc'])['label']} goodput (receiver, per iperf3 interval)")
+    end = m["duration_s"]
+    ax.step([t for t, _ in series["link_rate"]] + [end], [v for _, v in series["link_rate"]]
+            + [series["link_rate"][-1][1]], where="post", color="black", ls="--", lw=1.2, label="configured rate")
+    ax.axhline(m["payload_capacity_mbps"], color="black", ls=":", lw=1.2,
+               label=f"payload capacity {m['payload_capacity_mbps']:.1f} Mbit/s (1448 B in 1514 B frames)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], m["link_mbps"] * 1.15))
+    ax.legend(loc="lower right", fontsize=8)
+    queue = [(t, v) for t, v in series["queue"] if t >= 0]
+    qx.plot([t for t, _ in queue], [v for _, v in queue], color="tab:purple", lw=1.0, label="bottleneck queue")
+    qx.axhline(m["buffer_pkts"], color="grey", ls=":", lw=1.2, label=f"buffer {m['buffer_pkts']} packets")
+    qx.set_ylabel("queue (packets)")
+    qx.set_ylim(bottom=0, top=m["buffer_pkts"] * 1.1)
+    qx.set_xlabel("time since flow start (s)")
+    qx.legend(loc="lower right", fontsize=8)
+    return fig
+
+
 def _adapt_text(seconds: float | None) -> str:
     if seconds is None:
         return "does not reach 85% of every new rate"
@@ -244,6 +276,7 @@ KINDS = {
     "loss_goodput": loss_goodput,
     "sweep_normalized": sweep_normalized,
     "rate_step": rate_step,
+    "link_fidelity": link_fidelity,
 }
 
 

@@ -24,7 +24,8 @@ MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
 PACING_MODES = ("fq", "internal")
 LOSS_DIRECTIONS = ("data", "both")
-PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step")
+PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
+              "link_fidelity")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
