@@ -187,22 +187,33 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
                                              startup, window_end), 4)
     except ValueError:  # a run shorter than its startup period, or no bottleneck samples
         out["link_busy"] = None
-    # Did the emulated link deliver what it was told? Judged while it had a queue.
-    try:
-        ratio, covered = m.backlogged_delivery([(q.t - t0, q.sent_bytes, q.backlog_pkts) for q in qsamples],
-                                               rate_steps, startup, window_end)
-    except ValueError:
-        ratio, covered = None, 0.0
-    out["link_delivery"] = round(ratio, 4) if ratio is not None and covered >= LINK_DELIVERY_MIN_SECONDS else None
+    # Did the emulated link deliver what it was told? Judged while it had a queue, at each
+    # configured rate on its own (an emulator may keep up at 10 Mbit/s and not at 20).
+    counter = [(q.t - t0, q.sent_bytes, q.backlog_pkts) for q in qsamples]
+    by_rate = []
+    bounds = [t for t, _ in rate_steps] + [window_end]
+    for (t, bps), t_next in zip(rate_steps, bounds[1:]):
+        try:
+            ratio, covered = m.backlogged_delivery(counter, rate_steps, max(t, startup), min(t_next, window_end))
+        except ValueError:
+            continue
+        if covered >= LINK_DELIVERY_MIN_SECONDS:
+            by_rate.append({"from_s": t, "rate_mbps": bps / 1e6, "delivery": round(ratio, 4)})
+    out["link_delivery_by_rate"] = by_rate
+    out["link_delivery"] = min((d["delivery"] for d in by_rate), default=None)
     out["link_short"] = out["link_delivery"] is not None and out["link_delivery"] < LINK_DELIVERY_MIN
     series["link_rate"] = [[t, r / 1e6] for t, r in rate_steps]
     if link.changes and per_flow_series:
         total = m.align_series(per_flow_series, point.sampling.iperf_interval)
         agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
-        times = []
+        times, targets = [], []
+        delivered = {d["from_s"]: d["delivery"] for d in by_rate}
         for change in link.changes:
-            t = m.adaptation_time(agg, change.at, change.rate, frac=0.85, hold=1.0)
-            times.append(t)
+            # the bandwidth a flow can find is what the link really sends at the new rate
+            target = change.rate * min(1.0, delivered.get(change.at, 1.0))
+            times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
+            targets.append(round(target / 1e6, 4))
+        out["adapt_targets_mbps"] = targets
         out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
         out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
 

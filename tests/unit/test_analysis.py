@@ -1,8 +1,11 @@
 """Analysis helpers that decide whether a point can be trusted."""
 
+import json
+from pathlib import Path
+
 import pytest
 
-from bbrlab import analysis
+from bbrlab import analysis, spec, topo
 
 # Two samples 1 s apart: all CPUs half busy, but cpu0 fully busy and cpu1 idle.
 PROC_STAT = ("### 100.0\ncpu  10 0 10 80 0 0 0 0\ncpu0 9 0 1 40 0 0 0 0\ncpu1 1 0 9 40 0 0 0 0\n"
@@ -18,3 +21,32 @@ def test_cpu_series_keeps_each_cpu_so_one_saturated_cpu_shows():
 def test_during_prefers_samples_taken_while_the_flows_ran():
     assert analysis._during([(-1.0, 0.9), (0.5, 0.2), (2.0, 0.4), (9.0, 1.0)], end=3.0) == [0.2, 0.4]
     assert analysis._during([(-1.0, 0.9)], end=3.0) == [0.9]  # nothing during: what there is
+
+
+# ---------------------------------------------------------------- a real point, end to end
+
+STEP_BBR = Path(__file__).resolve().parents[1] / "fixtures" / "step-bbr"  # the step experiment's BBR point,
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"         # captured in the TCG testbed VM
+
+
+def test_a_real_step_point_judges_the_link_at_each_rate_and_bbr_against_what_it_really_sent():
+    exp = spec.load(EXPERIMENTS / "step.yaml")
+    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
+    timings = json.loads((STEP_BBR / "point.json").read_text())["timings"]
+    series, m = analysis.analyze(point, topo.build_plan(point), STEP_BBR, timings["t0"], timings["launches"],
+                                 timings["end"])
+    # The emulator kept up at 10 Mbit/s but sent only ~85% of 20 Mbit/s while packets waited.
+    phases = m["link_delivery_by_rate"]
+    assert [(d["from_s"], d["rate_mbps"]) for d in phases] == [(0.0, 10.0), (10.0, 20.0), (20.0, 10.0)]
+    assert phases[0]["delivery"] > 0.9 and phases[2]["delivery"] > 0.9
+    assert phases[1]["delivery"] == pytest.approx(0.845, abs=0.005)
+    assert m["link_delivery"] == phases[1]["delivery"] and m["link_short"]
+    # BBR is judged against the bandwidth the link really offered after each step ...
+    assert m["adapt_targets_mbps"] == [pytest.approx(20 * phases[1]["delivery"], abs=1e-3),
+                                       pytest.approx(10 * phases[2]["delivery"], abs=1e-3)]
+    # ... and follows it within a second both ways.
+    assert all(t is not None and t < 1.0 for t in m["adapt_times_s"]), m["adapt_times_s"]
+    # The bottleneck's own counter, capacity counted at each configured rate.
+    assert 0.8 < m["link_busy"] < 0.95
+    during_20 = [v for t, v in series["link_sent"] if 12 <= t <= 19]
+    assert 14 < sum(during_20) / len(during_20) < 20
