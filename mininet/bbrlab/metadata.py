@@ -100,10 +100,17 @@ def overhead(meta: dict, records: list[dict]) -> dict:
     wall = sum(s.get("wall_seconds", 0.0) for s in meta.get("sessions", []))
     flow = sum(r["timings"].get("configured_seconds", 0.0) for r in records)
     setups = [r["timings"].get("setup_seconds", 0.0) for r in records]
+    # where a point's time beyond its flows goes: network setup, the run itself (idle-path
+    # probe, end of test), analysis
+    beyond = [r["timings"]["run_seconds"] - r["timings"]["configured_seconds"] for r in records
+              if "run_seconds" in r["timings"] and "configured_seconds" in r["timings"]]
+    analyses = [r["timings"]["analysis_seconds"] for r in records if "analysis_seconds" in r["timings"]]
     return {
         "wall_seconds": round(wall, 2),
         "configured_flow_seconds": round(flow, 2),
         "ratio": round(wall / flow, 3) if flow else None,
         "setup_seconds_mean": round(sum(setups) / len(setups), 3) if setups else None,
         "setup_seconds_max": round(max(setups), 3) if setups else None,
+        "run_beyond_flows_seconds_mean": round(sum(beyond) / len(beyond), 3) if beyond else None,
+        "analysis_seconds_mean": round(sum(analyses) / len(analyses), 3) if analyses else None,
     }

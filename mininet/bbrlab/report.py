@@ -62,8 +62,9 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
              f"{system.get('virtualization')}",
              f"- wall time {_cell(over.get('wall_seconds'), 0)} s for {_cell(over.get('configured_flow_seconds'), 0)}"
-             f" s of flows (overhead ratio {_cell(over.get('ratio'))}); setup per point "
-             f"{_cell(over.get('setup_seconds_mean'))} s mean",
+             f" s of flows (overhead ratio {_cell(over.get('ratio'))}); per point, mean: setup "
+             f"{_cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
+             f"{_cell(over.get('run_beyond_flows_seconds_mean'))} s, analysis {_cell(over.get('analysis_seconds_mean'))} s",
              "", "```", *claims.verdict_lines(verdict), "```"]
     lines += _reference_table(exp, records)
     if notes:

@@ -154,8 +154,10 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
                 setup = time.monotonic() - t_setup
                 snapshot = testbed.snapshot()
                 timing = run_point(testbed, point, plan, staging)
+                t_analysis = time.monotonic()
                 series, mets = analysis.analyze(point, plan, staging, timing["t0"], timing["launches"], timing["end"])
-                timing.update({"setup_seconds": round(setup, 3), "configured_seconds": point.duration})
+                timing.update({"setup_seconds": round(setup, 3), "configured_seconds": point.duration,
+                               "analysis_seconds": round(time.monotonic() - t_analysis, 3)})
                 write_json(staging / "point.json", _point_record(point, plan, timing, snapshot, timing["events"]))
                 write_json(staging / "series.json", series)
                 write_json(staging / "metrics.json", mets)

@@ -48,3 +48,18 @@ def test_gate_ignores_other_machines_and_the_fidelity_run_itself(tmp_path):
     fid = run(tmp_path, "fidelity", MACHINE, fidelity_claims(False, True))
     assert summary.fidelity_gate(fid, spec.load(EXPERIMENTS / "fidelity.yaml")) is None
     assert summary.fidelity_gate(mine, spec.load(EXPERIMENTS / "figure8.yaml"))["failed"] == "one flow gets 95%: 0.74"
+
+
+def test_overhead_says_where_a_points_time_beyond_its_flows_goes():
+    from bbrlab import metadata
+
+    meta = {"sessions": [{"wall_seconds": 100.0}, {"wall_seconds": 50.0}]}  # a resumed run: both sessions
+    records = [{"timings": {"configured_seconds": 60.0, "setup_seconds": 6.0, "run_seconds": 62.0,
+                            "analysis_seconds": 1.0}},
+               {"timings": {"configured_seconds": 60.0, "setup_seconds": 0.5, "run_seconds": 64.0,
+                            "analysis_seconds": 2.0}},
+               {"timings": {"configured_seconds": 15.0, "setup_seconds": 0.5}}]  # written before the breakdown
+    over = metadata.overhead(meta, records)
+    assert over == {"wall_seconds": 150.0, "configured_flow_seconds": 135.0, "ratio": 1.111,
+                    "setup_seconds_mean": 2.333, "setup_seconds_max": 6.0,
+                    "run_beyond_flows_seconds_mean": 3.0, "analysis_seconds_mean": 1.5}
