@@ -108,13 +108,21 @@ def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
     return sorted(exps, key=lambda e: (sum(p.duration for p in e.points), e.name))
 
 
-def _points_left(exp: spec.Experiment, root: Path, resume: bool) -> list[spec.Point]:
-    """EXP's points that a run would still have to do (all of them without resume)."""
+def _suite_state(exp: spec.Experiment, root: Path, resume: bool):
+    """(EXP's points a suite still has to run, its finished run with this spec or None).
+
+    A suite continues where it stopped: an experiment whose newest run with the same spec
+    is complete is done, an unfinished one is resumed (--fresh: everything runs again)."""
     from .results import RunDir, spec_hash
 
-    rundir = RunDir.find_resumable(root, exp.name, spec_hash(exp.source)) if resume else None
-    done = rundir.finished_points() if rundir is not None else set()
-    return [p for p in exp.points if p.id not in done]
+    found = RunDir.find_same_spec(root, exp.name, spec_hash(exp.source)) if resume else None
+    if found is None:
+        return list(exp.points), None
+    rundir, complete = found
+    if complete:  # (without a verdict its summary never ran: run it anew)
+        return ([], rundir) if (rundir.path / "verdict.json").is_file() else (list(exp.points), None)
+    done = rundir.finished_points()
+    return [p for p in exp.points if p.id not in done], None
 
 
 def cmd_suite(args) -> int:
@@ -132,7 +140,8 @@ def cmd_suite(args) -> int:
 
     root = Path(args.results)
     total = sum(p.duration for p in points)
-    left = {e.name: _points_left(e, root, resume=not args.fresh) for e in exps}
+    state = {e.name: _suite_state(e, root, resume=not args.fresh) for e in exps}
+    left = {name: todo for name, (todo, _) in state.items()}
     remaining = sum(p.duration for todo in left.values() for p in todo)
     print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
           f"{sum(map(len, left.values()))} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
@@ -143,6 +152,12 @@ def cmd_suite(args) -> int:
         eta = ""
         if flows_done:  # the overhead measured so far, applied to the flows still to run
             eta = f"; suite eta {(time.monotonic() - started) / flows_done * remaining / 60:.0f} min"
+        finished = state[exp.name][1]
+        if finished is not None:
+            print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
+                  file=sys.stderr)
+            verdicts[exp.name] = read_json(finished.path / "verdict.json")
+            continue
         print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
               f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
         flows_done += todo

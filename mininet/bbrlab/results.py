@@ -91,15 +91,28 @@ class RunDir:
     @classmethod
     def find_resumable(cls, root: Path, experiment: str, digest: str) -> "RunDir | None":
         """The newest unfinished run of EXPERIMENT with the same spec, if any."""
-        for path in reversed(cls._runs(root, experiment, "run.json")):
-            run_json = path / "run.json"
-            try:
-                meta = json.loads(run_json.read_text())
-            except ValueError:
-                continue
-            if meta.get("spec_hash") == digest and meta.get("status") != "complete":
+        for path, meta in cls._same_spec(root, experiment, digest):
+            if meta.get("status") != "complete":
                 return cls(path)
         return None
+
+    @classmethod
+    def find_same_spec(cls, root: Path, experiment: str, digest: str) -> "tuple[RunDir, bool] | None":
+        """The newest run of EXPERIMENT with the same spec, and whether it is complete."""
+        for path, meta in cls._same_spec(root, experiment, digest):
+            return cls(path), meta.get("status") == "complete"
+        return None
+
+    @classmethod
+    def _same_spec(cls, root: Path, experiment: str, digest: str):
+        """(path, run.json) of EXPERIMENT's runs with spec hash DIGEST, newest first."""
+        for path in reversed(cls._runs(root, experiment, "run.json")):
+            try:
+                meta = json.loads((path / "run.json").read_text())
+            except ValueError:
+                continue
+            if meta.get("spec_hash") == digest:
+                yield path, meta
 
     @staticmethod
     def _runs(root: Path, experiment: str, marker: str) -> list[Path]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli
+from bbrlab import cli, spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,3 +87,31 @@ def test_help_runs_as_a_program():
     proc = subprocess.run([str(REPO / "bbrlab"), "run", "--help"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0
     assert "--only" in proc.stdout and "--quick" in proc.stdout
+
+
+def test_a_suite_continues_where_it_stopped(tmp_path):
+    from bbrlab.results import RunDir, spec_hash, write_json
+
+    exp = spec.load(REPO / "experiments" / "figure5.yaml")
+
+    def run(status: str, digest: str, done: list[str], verdict: bool = True) -> RunDir:
+        rundir = RunDir.create(tmp_path, "figure5")
+        write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest})
+        for pid in done:
+            write_json(rundir.points_dir / pid / "metrics.json", {})
+        if verdict:
+            write_json(rundir.path / "verdict.json", {"verdict": "reproduced"})
+        return rundir
+
+    assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)  # never ran
+    digest = spec_hash(exp.source)
+    run("incomplete", digest, ["cc=bbr,rep1"])
+    todo, finished = cli._suite_state(exp, tmp_path, resume=True)
+    assert [p.id for p in todo] == ["cc=cubic,rep1"] and finished is None  # resumed: only the missing point
+    complete = run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"])
+    assert cli._suite_state(exp, tmp_path, resume=True) == ([], complete)  # done: skipped
+    assert cli._suite_state(exp, tmp_path, resume=False) == (list(exp.points), None)  # --fresh
+    run("complete", "0" * 16, ["cc=bbr,rep1", "cc=cubic,rep1"])  # newer, but of another spec
+    assert cli._suite_state(exp, tmp_path, resume=True) == ([], complete)
+    run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], verdict=False)  # never summarized
+    assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
