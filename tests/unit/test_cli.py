@@ -103,15 +103,20 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
             write_json(rundir.path / "verdict.json", {"verdict": "reproduced"})
         return rundir
 
+    def done(state):
+        todo, finished = state
+        assert todo == []
+        return finished.path
+
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)  # never ran
     digest = spec_hash(exp.source)
     run("incomplete", digest, ["cc=bbr,rep1"])
     todo, finished = cli._suite_state(exp, tmp_path, resume=True)
     assert [p.id for p in todo] == ["cc=cubic,rep1"] and finished is None  # resumed: only the missing point
     complete = run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"])
-    assert cli._suite_state(exp, tmp_path, resume=True) == ([], complete)  # done: skipped
+    assert done(cli._suite_state(exp, tmp_path, resume=True)) == complete.path  # done: skipped
     assert cli._suite_state(exp, tmp_path, resume=False) == (list(exp.points), None)  # --fresh
     run("complete", "0" * 16, ["cc=bbr,rep1", "cc=cubic,rep1"])  # newer, but of another spec
-    assert cli._suite_state(exp, tmp_path, resume=True) == ([], complete)
+    assert done(cli._suite_state(exp, tmp_path, resume=True)) == complete.path
     run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], verdict=False)  # never summarized
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
