@@ -258,12 +258,17 @@ def build_plan(point: Point) -> Plan:
     summary = {
         "rate": fmt_rate(link.rate),
         "base_rtt": fmt_time(link.rtt),
-        "buffer": f"{link.buffer_packets} pkt ({link.buffer_packets / max(link.bdp_packets, 1e-9):.2g} BDP)",
+        "buffer": f"{link.buffer_packets} pkt ({_bdps(link.buffer_packets / max(link.bdp_packets, 1e-9))} BDP)",
         "loss": fmt_fraction(link.loss),
         "pacing": point.pacing,
     }
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
                 tuple(flows), events, bottleneck, summary)
+
+
+def _bdps(x: float) -> str:
+    """5.2, 12, 100: two significant digits below 10, whole numbers above (never 1e+02)."""
+    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
 
 
 def describe(plan: Plan) -> str:
