@@ -267,7 +267,7 @@ def test_summary():
         "rate": "10Mbit", "base_rtt": "40ms", "buffer": "175 pkt (5.2 BDP)", "loss": "1%", "pacing": "fq"}
     assert plan(**{"link.buffer": "256KB"}).summary["buffer"] == "170 pkt (5.1 BDP)"
     deep = plan(**{"link.rate": "128kbit", "link.buffer": "100bdp"}).summary["buffer"]
-    assert deep == "43 pkt (100 BDP)"  # not 1e+02
+    assert deep == "43 pkt (101 BDP)"  # 100 BDP rounded up to whole packets; not 1e+02
 
 
 def test_describe_lists_every_command_and_the_schedule():
