@@ -208,9 +208,14 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
         times, targets = [], []
         delivered = {d["from_s"]: d["delivery"] for d in by_rate}
+        previous = link.rate
         for change in link.changes:
-            # the bandwidth a flow can find is what the link really sends at the new rate
+            # the bandwidth a flow can find is what the link really sends at the new rate,
+            # unless that would turn the step around (a link far below its rate: flagged)
             target = change.rate * min(1.0, delivered.get(change.at, 1.0))
+            if target <= 0 or (target > previous) != (change.rate > previous):
+                target = change.rate
+            previous = change.rate
             times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
             targets.append(round(target / 1e6, 4))
         out["adapt_targets_mbps"] = targets

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from . import units
+from .analysis import LINK_DELIVERY_MIN
 from .errors import SpecError
 from .spec import Claim
 
@@ -150,15 +151,12 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     results = [evaluate_claim(c, merged) for c in claims]
     evaluated = [r for r in results if r["status"] != "not evaluated"]
 
-    def flagged(key: str) -> list[str]:
-        return [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point"
-                for r in merged if r["metrics"].get(key)]
+    def flagged(test) -> list[str]:
+        return [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point" for r in merged if test(r)]
 
-    cpu_bound, link_short = flagged("cpu_bound"), flagged("link_short")
-    beyond = []
-    if gate:
-        beyond = [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point"
-                  for r in merged if _top_rate(r) >= gate["rate_bps"]]
+    cpu_bound = flagged(lambda r: r["metrics"].get("cpu_bound"))
+    link_short = flagged(lambda r: r["metrics"].get("link_short"))
+    beyond = flagged(lambda r: _top_rate(r) >= gate["rate_bps"]) if gate else []
     if not evaluated:
         overall = "not evaluated"
     elif all(r["status"] == "holds" for r in evaluated):
@@ -193,6 +191,7 @@ def verdict_lines(v: dict) -> list[str]:
         lines.append(f"  warning: this machine's emulator failed its fidelity check at {gate['rate_bps'] / 1e6:g} Mbit/s "
                      f"({gate['failed']}); not trustworthy at that rate or above: {_some(gate['points'])}")
     if v.get("link_short_points"):
-        lines.append("  warning: the backlogged bottleneck sent below 85% of its rate (the emulator's limit): "
+        lines.append(f"  warning: the backlogged bottleneck sent below {LINK_DELIVERY_MIN:.0%} of its rate "
+                     "(the emulator's limit): "
                      + ", ".join(v["link_short_points"]))
     return lines

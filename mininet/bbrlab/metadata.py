@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .results import FORMAT_VERSION, RunDir, read_json
+from .results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,6 +82,7 @@ def new_run(exp, digest: str, cli: list[str]) -> dict:
         "experiment": exp.name,
         "title": exp.title,
         "spec_hash": digest,
+        "measurement": MEASUREMENT,
         "command": cli,
         "git": git_revision(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

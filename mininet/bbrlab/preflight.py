@@ -13,6 +13,7 @@ import shutil
 import subprocess
 
 from .errors import PreflightError
+from .topo import DATA_PORTS
 
 TOOLS = {
     "iperf3": "iperf3", "ping": "iputils-ping", "ss": "iproute2", "tc": "iproute2", "ip": "iproute2",
@@ -27,7 +28,8 @@ QDISC_TESTS = {
     "sch_prio": ["prio"],
 }
 # Random loss for the data connections only: a u32 filter under a prio root (topo._netem_tc).
-FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", "24576", "0xf000", "flowid", "1:1"]
+FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", str(DATA_PORTS[0]), hex(DATA_PORTS[1]),
+               "flowid", "1:1"]
 VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these modules (Debian 12's "
            "linux-image-amd64 does), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
            "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")

@@ -28,6 +28,11 @@ from typing import Any
 from .errors import BbrlabError
 
 FORMAT_VERSION = 1
+# What a point measures, beyond its spec: raise it when the testbed measures differently
+# (a run of another measurement is never resumed into, nor taken as a suite's finished
+# part). 2: random loss on the data connections only. Runs written before run.json carried
+# the field count as 2: it came with that change, and no lossy run measured before is kept.
+MEASUREMENT = 2
 RUN_NAME = re.compile(r"(\d{8}-\d{6})(?:-(\d+))?")  # what RunDir.create names a run: stamp[-N]
 
 
@@ -111,7 +116,7 @@ class RunDir:
                 meta = json.loads((path / "run.json").read_text())
             except ValueError:
                 continue
-            if meta.get("spec_hash") == digest:
+            if meta.get("spec_hash") == digest and meta.get("measurement", 2) == MEASUREMENT:
                 yield path, meta
 
     @staticmethod

@@ -125,7 +125,7 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
         write_atomic(rundir.path / "spec.yaml", exp.source)
         meta = metadata.new_run(exp, digest, cli or [])
     meta["status"] = "running"
-    meta.setdefault("sessions", []).append({"started": time.time()})
+    meta.setdefault("sessions", []).append({"started": time.time(), "git": metadata.git_revision()})
     write_json(rundir.path / "run.json", meta)
 
     done = rundir.finished_points()

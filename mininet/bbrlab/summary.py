@@ -6,6 +6,8 @@ a run anywhere, years later.
 
 from __future__ import annotations
 
+import sys
+
 from . import claims, metadata, plots
 from .errors import BbrlabError
 from .results import RunDir, read_json, write_json
@@ -30,16 +32,20 @@ def fidelity_gate(rundir: RunDir, exp: Experiment) -> dict | None:
     fid = RunDir.newest(root, FIDELITY, marker="verdict.json")
     if fid is None:
         return None
-    mine, theirs = metadata.read_run(rundir).get("system", {}), metadata.read_run(fid).get("system", {})
-    if any(mine.get(k) != theirs.get(k) for k in SAME_MACHINE):
+    try:
+        mine, theirs = metadata.read_run(rundir).get("system"), metadata.read_run(fid).get("system")
+        if not mine or not theirs or any(mine.get(k) != theirs.get(k) for k in SAME_MACHINE):
+            return None
+        failed = [c for c in read_json(fid.path / "verdict.json")["claims"]
+                  if c["id"] in FIDELITY_CLAIMS and c["status"] == "fails"]
+        records = fid.point_records()
+        if not failed or not records:
+            return None
+        values = "; ".join(f"{c['text']}: {c['checks'][0]['value']}" for c in failed if c["checks"])
+        return {"rate_bps": float(records[0]["link"]["rate"]), "run": str(fid.path), "failed": values}
+    except (BbrlabError, KeyError, IndexError, TypeError, ValueError) as exc:  # a damaged or older run
+        print(f"bbrlab: warning: ignoring the fidelity run {fid.path}: {exc!r}", file=sys.stderr)
         return None
-    failed = [c for c in read_json(fid.path / "verdict.json")["claims"]
-              if c["id"] in FIDELITY_CLAIMS and c["status"] == "fails"]
-    records = fid.point_records()
-    if not failed or not records:
-        return None
-    values = "; ".join(f"{c['text']}: {c['checks'][0]['value']}" for c in failed if c["checks"])
-    return {"rate_bps": records[0]["link"]["rate"], "run": str(fid.path), "failed": values}
 
 
 def finish(rundir: RunDir, exp: Experiment) -> dict:

@@ -120,3 +120,15 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
     assert done(cli._suite_state(exp, tmp_path, resume=True)) == complete.path
     run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], verdict=False)  # never summarized
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
+
+
+def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_path):
+    from bbrlab.results import MEASUREMENT, RunDir, spec_hash, write_json
+
+    exp = spec.load(REPO / "experiments" / "figure5.yaml")
+    rundir = RunDir.create(tmp_path, "figure5")
+    write_json(rundir.path / "run.json", {"status": "incomplete", "spec_hash": spec_hash(exp.source),
+                                          "measurement": MEASUREMENT - 1})
+    write_json(rundir.points_dir / "cc=bbr,rep1" / "metrics.json", {})
+    assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
+    assert RunDir.find_resumable(tmp_path, "figure5", spec_hash(exp.source)) is None

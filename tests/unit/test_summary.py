@@ -63,3 +63,12 @@ def test_overhead_says_where_a_points_time_beyond_its_flows_goes():
     assert over == {"wall_seconds": 150.0, "configured_flow_seconds": 135.0, "ratio": 1.111,
                     "setup_seconds_mean": 2.333, "setup_seconds_max": 6.0,
                     "run_beyond_flows_seconds_mean": 3.0, "analysis_seconds_mean": 1.5}
+
+
+def test_a_damaged_fidelity_run_is_ignored_with_a_warning_not_a_traceback(tmp_path, capsys):
+    mine = run(tmp_path, "figure8", MACHINE)
+    fid = run(tmp_path, "fidelity", MACHINE, fidelity_claims(False, False))
+    (fid.path / "verdict.json").write_text('{"verdict": "x"}')  # no claims
+    assert summary.fidelity_gate(mine, spec.load(EXPERIMENTS / "figure8.yaml")) is None
+    assert "warning: ignoring the fidelity run" in capsys.readouterr().err
+    assert summary.fidelity_gate(run(tmp_path, "cc-compare", {}), spec.load(EXPERIMENTS / "cc-compare.yaml")) is None
