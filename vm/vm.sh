@@ -7,9 +7,9 @@
 #   vm/vm.sh box              build/add the local debian/bookworm64 box when stale
 #   vm/vm.sh up               deps + daemons + box, then vagrant up (or rsync if running)
 #   vm/vm.sh run CMD [ARG..]  rsync the tree, run CMD as root in /vagrant in the guest
-#   vm/vm.sh push             copy the host's results/ into the guest's results/ (a
-#                             guest file is only replaced by a newer host copy), so a
-#                             new VM resumes the runs an earlier one left unfinished
+#   vm/vm.sh push             copy the host's results/ (without the tools' raw output)
+#                             into the guest's (a guest file is only replaced by a newer
+#                             host copy), so a new VM resumes what an earlier one left
 #   vm/vm.sh pull             copy the guest's results/ into the host's results/
 #                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
@@ -240,8 +240,10 @@ do_push() {
     t0=$(now)
     # The same rule as pull, the other way: finished points never change, so a point
     # the guest already has is never rewritten; a newer host file (a run's summary) wins.
+    # The tools' raw output stays behind: resuming, the report and plots need only each
+    # point's records (point, metrics, series), and raw/ is most of the bytes.
     # shellcheck disable=SC2016 # expanded in the guest
-    tar -C "$repo/results" -cf - . \
+    tar -C "$repo/results" --exclude='*/points/*/raw' -cf - . \
         | vagrant ssh -c 'sudo mkdir -p /vagrant/results && sudo tar -C /vagrant/results -xf - --keep-newer-files --warning=no-ignore-newer --no-same-owner' \
         || die "copying results/ into the VM failed"
     log "pushed $repo/results into the VM (newer guest files kept); took $(( $(now) - t0 ))s"

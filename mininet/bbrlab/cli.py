@@ -119,8 +119,8 @@ def _suite_state(exp: spec.Experiment, root: Path, resume: bool):
     if found is None:
         return list(exp.points), None
     rundir, complete = found
-    if complete:  # (without a verdict its summary never ran: run it anew)
-        return ([], rundir) if (rundir.path / "verdict.json").is_file() else (list(exp.points), None)
+    if complete:
+        return [], rundir
     done = rundir.finished_points()
     return [p for p in exp.points if p.id not in done], None
 
@@ -135,7 +135,7 @@ def cmd_suite(args) -> int:
         exps = [e for e in exps if e.name in args.experiments]
     points = [p for e in exps for p in e.points]
     _preflight(points)
-    from . import report, runner
+    from . import report, runner, summary
     from .results import read_json
 
     root = Path(args.results)
@@ -156,6 +156,8 @@ def cmd_suite(args) -> int:
         if finished is not None:
             print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
                   file=sys.stderr)
+            if not (finished.path / "verdict.json").is_file() or not (finished.path / f"{exp.name}.png").is_file():
+                summary.finish(finished, exp)  # its points are all there; its summary was cut short
             verdicts[exp.name] = read_json(finished.path / "verdict.json")
             continue
         print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
