@@ -101,6 +101,9 @@ class Lock:
             self.fd = None
 
 
+QDISC_COUNTERS = {"bytes", "packets", "drops", "overlimits", "requeues", "backlog", "qlen"}
+
+
 class Testbed:
     """Context manager: build the network of a Plan, configure it, tear it down whatever happens."""
 
@@ -220,13 +223,21 @@ class Testbed:
 
         for name, intf in self.intfs.items():
             if name not in self._intf_state:
-                raw = run(intf.node, ["tc", "-j", "qdisc", "show", "dev", name])
-                self._intf_state[name] = {
+                qdiscs = json.loads(run(intf.node, ["tc", "-j", "qdisc", "show", "dev", name]) or "[]")
+                state = {
                     "host": intf.node.name,
                     "role": intf.plan.role,
-                    "qdiscs": json.loads(raw or "[]"),
+                    # the configuration, not the counters (they would go stale in the cache)
+                    "qdiscs": [{k: v for k, v in q.items() if k not in QDISC_COUNTERS} for q in qdiscs],
                     "offloads": intf.offloads(),
                 }
+                if any(argv[1] == "filter" for argv in intf.plan.tc):  # which traffic gets the loss
+                    text = run(intf.node, ["tc", "-j", "filter", "show", "dev", name])
+                    try:
+                        state["filters"] = json.loads(text or "[]")
+                    except ValueError:  # a classifier whose options tc prints as text only
+                        state["filters"] = run(intf.node, ["tc", "filter", "show", "dev", name]).splitlines()
+                self._intf_state[name] = state
         keys = sorted(next(iter(self.plan.sysctls.values())))
         sysctls = {host: {k: self._sysctls[host][k] for k in sorted(vals)} for host, vals in self.plan.sysctls.items()}
         return {"interfaces": copy.deepcopy(self._intf_state), "sysctls": sysctls, "sysctl_keys": keys}
