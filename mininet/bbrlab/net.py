@@ -232,11 +232,8 @@ class Testbed:
                     "offloads": intf.offloads(),
                 }
                 if any(argv[1] == "filter" for argv in intf.plan.tc):  # which traffic gets the loss
-                    text = run(intf.node, ["tc", "-j", "filter", "show", "dev", name])
-                    try:
-                        state["filters"] = json.loads(text or "[]")
-                    except ValueError:  # a classifier whose options tc prints as text only
-                        state["filters"] = run(intf.node, ["tc", "filter", "show", "dev", name]).splitlines()
+                    # as text: tc's JSON for u32 repeats the key "match", and a JSON object keeps one
+                    state["filters"] = run(intf.node, ["tc", "filter", "show", "dev", name]).splitlines()
                 self._intf_state[name] = state
         keys = sorted(next(iter(self.plan.sysctls.values())))
         sysctls = {host: {k: self._sysctls[host][k] for k in sorted(vals)} for host, vals in self.plan.sysctls.items()}
