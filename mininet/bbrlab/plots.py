@@ -56,7 +56,12 @@ def _params_line(records: list[dict], axes: dict) -> str:
     dur = f", {durations[-1]:g} s flows" if durations else ""
 
     def shown(key: str, value: str) -> str:
-        return f"{', '.join(map(str, axes[key]))} (swept)" if key in axes else value
+        if key not in axes:
+            return value
+        values = [str(v) for v in axes[key]]
+        if len(values) > 4:  # a title line has room for a range, not for 13 values
+            return f"{values[0]} … {values[-1]} ({len(values)} values, swept)"
+        return f"{', '.join(values)} (swept)"
 
     rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
     buffer = s["buffer"]
@@ -234,7 +239,7 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
-                alpha=0.3, ls=":", label=f"{st['label']} ({exp.reference.get('source', 'reference')})")
+                alpha=0.3, ls=":", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
     ax.set_xscale("log")
     ax.set_xlabel("random loss rate on the data path (%)")
     ax.set_ylabel("goodput after startup (Mbit/s)")

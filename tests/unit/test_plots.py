@@ -41,3 +41,16 @@ def test_fidelity_figure_shows_what_the_link_sent_against_its_rate(tmp_path):
     assert path == rundir.path / "fidelity.png"
     width, height = png_size(path)
     assert width > 1000 and height > 600 and path.stat().st_size > 40_000  # two panels, legend, title, verdict
+
+
+def test_a_long_sweep_is_named_by_its_range_in_the_title():
+    exp = spec.load(EXPERIMENTS / "figure8.yaml")
+    point = exp.points[0]
+    plan = topo.build_plan(point)
+    record = {"summary": plan.summary, "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
+              "link": dataclasses.asdict(point.link)}
+    line = plots._params_line([record], exp.axes)
+    assert "loss 0.001% … 50% (13 values, swept)" in line
+    assert "bottleneck 100 Mbit/s, base RTT 100 ms" in line and len(line) < 140
+    short = plots._params_line([record], {"loss": ["1%", "10%"], "cc": ["bbr", "cubic"]})
+    assert "loss 1%, 10% (swept)" in short
