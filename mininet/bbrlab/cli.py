@@ -146,12 +146,14 @@ def cmd_suite(args) -> int:
     print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
           f"{sum(map(len, left.values()))} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
     verdicts, failed = {}, []
-    started, flows_done = time.monotonic(), 0.0
+    started, flows_done, points_done = time.monotonic(), 0.0, 0
+    points_left = sum(map(len, left.values()))
     for n, exp in enumerate(exps, 1):
         todo = sum(p.duration for p in left[exp.name])
         eta = ""
-        if flows_done:  # the overhead measured so far, applied to the flows still to run
-            eta = f"; suite eta {(time.monotonic() - started) / flows_done * remaining / 60:.0f} min"
+        if points_done:  # the flows still to run, plus each point's overhead as measured so far
+            per_point = max(0.0, time.monotonic() - started - flows_done) / points_done
+            eta = f"; suite eta {(remaining + per_point * points_left) / 60:.0f} min"
         finished = state[exp.name][1]
         if finished is not None:
             print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
@@ -164,6 +166,8 @@ def cmd_suite(args) -> int:
               f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
         flows_done += todo
         remaining -= todo
+        points_done += len(left[exp.name])
+        points_left -= len(left[exp.name])
         try:
             rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:])
         except runner.Interrupted as exc:
