@@ -92,7 +92,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         launched = launches[flow.id] - t0
         acked = [x.t - t0 for x in ss if (x.bytes_acked or 0) > 0]
         offset = max(launched, acked[0] - point.sampling.ss_interval / 2) if acked else launched
-        tput = [(t + offset, bps) for t, bps in m.throughput_series(server.intervals)]
+        # a test's last interval is often a fraction of one: its rate is noise, not a sample
+        whole = [iv for iv in server.intervals if iv.end - iv.start >= 0.5 * point.sampling.iperf_interval]
+        tput = [(t + offset, bps) for t, bps in m.throughput_series(whole or server.intervals)]
         per_flow_series.append(tput)
         seconds = server.duration or client.duration
         goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0

@@ -186,7 +186,7 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
 def _adapt_text(seconds: float | None) -> str:
     if seconds is None:
         return "does not reach 85% of every new rate"
-    return f"reaches 85% of each new rate within {seconds:.1f} s"
+    return f"reaches 85% of each new rate, as the link sent it, within {seconds:.1f} s"
 
 
 def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
