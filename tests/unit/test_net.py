@@ -7,7 +7,6 @@ every command the testbed would run in a host is recorded instead of executed.
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.util
 import sys
 import types
 
@@ -15,15 +14,21 @@ import pytest
 
 from bbrlab import spec, topo
 
-if importlib.util.find_spec("mininet") is None:  # the two names links.py takes from Mininet
-    fake = types.ModuleType("mininet")
-    fake.__spec__ = importlib.machinery.ModuleSpec("mininet", None)
-    fake.link = types.ModuleType("mininet.link")
-    fake.link.__spec__ = importlib.machinery.ModuleSpec("mininet.link", None)
-    fake.link.Intf = type("Intf", (), {})
-    fake.link.Link = type("Link", (), {})
-    sys.modules.setdefault("mininet", fake)
-    sys.modules.setdefault("mininet.link", fake.link)
+try:  # the real Mininet, when this host has it
+    import mininet.link  # noqa: F401
+except ImportError:  # else the two names links.py takes from it (the repository's own
+    fake = types.ModuleType("mininet.link")  # mininet/ directory may stand as the package)
+    fake.__spec__ = importlib.machinery.ModuleSpec("mininet.link", None)
+    fake.Intf = type("Intf", (), {})
+    fake.Link = type("Link", (), {})
+    sys.modules["mininet.link"] = fake
+    try:
+        import mininet  # noqa: F401
+    except ImportError:
+        package = types.ModuleType("mininet")
+        package.__spec__ = importlib.machinery.ModuleSpec("mininet", None, is_package=True)
+        package.__path__ = []
+        sys.modules["mininet"] = package
 
 from bbrlab import links, net  # noqa: E402
 
