@@ -143,11 +143,11 @@ def cmd_suite(args) -> int:
     state = {e.name: _suite_state(e, root, resume=not args.fresh) for e in exps}
     left = {name: todo for name, (todo, _) in state.items()}
     remaining = sum(p.duration for todo in left.values() for p in todo)
+    points_left = sum(map(len, left.values()))
     print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
-          f"{sum(map(len, left.values()))} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
+          f"{points_left} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
     verdicts, failed = {}, []
     started, flows_done, points_done = time.monotonic(), 0.0, 0
-    points_left = sum(map(len, left.values()))
     for n, exp in enumerate(exps, 1):
         todo = sum(p.duration for p in left[exp.name])
         eta = ""

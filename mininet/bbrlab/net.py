@@ -101,6 +101,11 @@ class Lock:
             self.fd = None
 
 
+def _sysctl_text(value) -> str:
+    """A sysctl value as `sysctl -n` prints it, blanks collapsed ("4096 131072 134217728")."""
+    return " ".join(str(value).split())
+
+
 QDISC_COUNTERS = {"bytes", "packets", "drops", "overlimits", "requeues", "backlog", "qlen"}
 
 
@@ -182,7 +187,7 @@ class Testbed:
                 self._routes[host] = argvs
         for host, values in plan.sysctls.items():
             in_force = self._sysctls.setdefault(host, {})
-            changed = {k: v for k, v in values.items() if in_force.get(k) != " ".join(str(v).split())}
+            changed = {k: v for k, v in values.items() if in_force.get(k) != _sysctl_text(v)}
             if changed:
                 self.set_sysctls(host, changed)
         for name in sorted({f.sender for f in plan.flows} | {f.receiver for f in plan.flows}):
@@ -201,7 +206,7 @@ class Testbed:
         run(node, ["sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in values.items()])
         got = self.read_sysctls(host, list(values))
         for key, want in values.items():
-            if got[key] != " ".join(str(want).split()):
+            if got[key] != _sysctl_text(want):
                 raise TestbedError(f"[{host}] sysctl {key} is {got[key]!r} after setting {want!r}")
         self._sysctls.setdefault(host, {}).update(got)
 
@@ -209,7 +214,7 @@ class Testbed:
         out = run(self.nodes[host], ["sysctl", "-n"] + keys).splitlines()
         if len(out) != len(keys):
             raise TestbedError(f"[{host}] sysctl -n returned {len(out)} values for {len(keys)} keys")
-        return {k: " ".join(v.split()) for k, v in zip(keys, out)}
+        return {k: _sysctl_text(v) for k, v in zip(keys, out)}
 
     def node(self, name: str):
         return self.nodes[name]

@@ -93,6 +93,13 @@ def _label(record: dict, axes_shown: set) -> str:
     return f"{name} ({extra})" if extra else name
 
 
+def _rate_line(ax, series: dict, end: float, label: str, lw: float = 1.2) -> None:
+    """The configured bottleneck rate over time, held until END, as a dashed step."""
+    steps = series["link_rate"]
+    ax.step([t for t, _ in steps] + [end], [v for _, v in steps] + [steps[-1][1]], where="post",
+            color="black", ls="--", lw=lw, label=label)
+
+
 def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
     fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
@@ -137,9 +144,7 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
         pts = flow["throughput"]
         ax.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), lw=1.2,
                 label=f"flow {i + 1} ({style(flow['cc'])['label']}, starts {flow['start']:.0f} s)")
-    ax.step([t for t, _ in series["link_rate"]] + [rec["metrics"]["duration_s"]],
-            [v for _, v in series["link_rate"]] + [series["link_rate"][-1][1]],
-            where="post", color="black", ls="--", lw=1, label="bottleneck rate")
+    _rate_line(ax, series, rec["metrics"]["duration_s"], "bottleneck rate", lw=1)
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right", fontsize=8, ncol=2)
@@ -165,9 +170,7 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
         pts = flow["throughput"]
         ax.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
                 label=f"{style(flow['cc'])['label']} goodput (receiver, per iperf3 interval)")
-    end = m["duration_s"]
-    ax.step([t for t, _ in series["link_rate"]] + [end], [v for _, v in series["link_rate"]]
-            + [series["link_rate"][-1][1]], where="post", color="black", ls="--", lw=1.2, label="configured rate")
+    _rate_line(ax, series, m["duration_s"], "configured rate")
     ax.axhline(m["payload_capacity_mbps"], color="black", ls=":", lw=1.2,
                label=f"payload capacity {m['payload_capacity_mbps']:.1f} Mbit/s (1448 B in 1514 B frames)")
     ax.set_ylabel("throughput (Mbit/s)")
@@ -199,10 +202,7 @@ def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
             pts = flow["throughput"]
             ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.4,
                     label=f"{_label(rec, {'cc'})} goodput ({_adapt_text(rec['metrics'].get('adapt_time_max_s'))})")
-    series = rundir.series(records[0]["id"])
-    end = records[0]["metrics"]["duration_s"]
-    ax.step([t for t, _ in series["link_rate"]] + [end], [v for _, v in series["link_rate"]]
-            + [series["link_rate"][-1][1]], where="post", color="black", ls="--", lw=1.2, label="bottleneck rate")
+    _rate_line(ax, rundir.series(records[0]["id"]), records[0]["metrics"]["duration_s"], "bottleneck rate")
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)

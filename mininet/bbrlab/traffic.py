@@ -39,10 +39,10 @@ def server_argv(flow: FlowPlan) -> list[str]:
 _serials = itertools.count()
 
 
-def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0, cport: int | None = None) -> list[str]:
+def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0) -> list[str]:
     argv = ["iperf3", "-c", flow.dst, "-p", str(flow.port), "-C", flow.cc, "-J",
             "-i", f"{interval:g}", "--connect-timeout", str(int(connect_timeout * 1000)),
-            "--cport", str(cport if cport is not None else data_port(next(_serials)))]
+            "--cport", str(data_port(next(_serials)))]
     if flow.duration is not None:
         argv += ["-t", f"{flow.duration:g}"]
     else:
