@@ -50,3 +50,42 @@ def test_a_real_step_point_judges_the_link_at_each_rate_and_bbr_against_what_it_
     assert 0.8 < m["link_busy"] < 0.95
     during_20 = [v for t, v in series["link_sent"] if 12 <= t <= 19]
     assert 14 < sum(during_20) / len(during_20) < 20
+
+
+def _run_with_the_step_point(tmp_path, with_raw=True):
+    """A run directory of the step experiment whose BBR point holds stale derived files."""
+    import shutil
+
+    from bbrlab.results import RunDir, write_json
+
+    exp = spec.load(EXPERIMENTS / "step.yaml")
+    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
+    rundir = RunDir.create(tmp_path, "step")
+    shutil.copy(EXPERIMENTS / "step.yaml", rundir.path / "spec.yaml")
+    write_json(rundir.path / "run.json", {"status": "incomplete"})
+    folder = rundir.points_dir / point.id
+    shutil.copytree(STEP_BBR, folder, ignore=None if with_raw else shutil.ignore_patterns("raw"))
+    write_json(folder / "metrics.json", {"goodput_mbps": -1.0})
+    write_json(folder / "series.json", {})
+    return exp, rundir, folder
+
+
+def test_a_run_is_analyzed_again_from_its_raw_files(tmp_path):
+    from bbrlab.results import read_json
+
+    exp, rundir, folder = _run_with_the_step_point(tmp_path)
+    assert analysis.reanalyze(rundir, exp) == 1
+    m = read_json(folder / "metrics.json")
+    assert 5 < m["goodput_mbps"] < 20 and m["link_short"]
+    assert read_json(folder / "series.json")["link_sent"]
+    assert (folder / "raw" / "cpu.txt").is_file()  # what was measured stays
+
+
+def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
+    from bbrlab.errors import BbrlabError
+    from bbrlab.results import read_json
+
+    exp, rundir, folder = _run_with_the_step_point(tmp_path, with_raw=False)
+    with pytest.raises(BbrlabError, match="no raw/ directory"):
+        analysis.reanalyze(rundir, exp)
+    assert read_json(folder / "metrics.json") == {"goodput_mbps": -1.0}

@@ -132,3 +132,16 @@ def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_p
     write_json(rundir.points_dir / "cc=bbr,rep1" / "metrics.json", {})
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
     assert RunDir.find_resumable(tmp_path, "figure5", spec_hash(exp.source)) is None
+
+
+def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_path):
+    from bbrlab.results import RunDir, write_json
+
+    exp = spec.load(REPO / "experiments" / "figure5.yaml")
+    rundir = RunDir.create(tmp_path, "figure5")
+    (rundir.path / "spec.yaml").write_text((REPO / "experiments" / "figure5.yaml").read_text())
+    write_json(rundir.path / "run.json", {"status": "complete"})
+    write_json(rundir.points_dir / exp.points[0].id / "metrics.json", {"goodput_mbps": 1.0})
+    code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
+    assert code == 2
+    assert err.count("\n") == 1 and "no raw/ directory" in err and "Traceback" not in err
