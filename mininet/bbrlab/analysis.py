@@ -54,6 +54,10 @@ def _during(series: list[tuple[float, float]], end: float) -> list[float]:
     return [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
 
 
+def _maybe_round(value: float | None, digits: int, unit: float = 1.0) -> float | None:
+    return None if value is None else round(value / unit, digits)
+
+
 def _round(series, digits=4):
     return [[round(t, 3), round(v, digits)] for t, v in series]
 
@@ -121,6 +125,15 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
             "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
             "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
         })
+        model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
+                 if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
+        if model:
+            bbr = m.bbr_model(model, offset + startup)
+            flow_rows[-1].update({
+                "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
+                "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
+                "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
+            })
     out["flows"] = flow_rows
     span = max(end, 1e-9)
     out["goodput_mbps"] = round(total_bytes * 8 / span / 1e6, 4)
@@ -136,6 +149,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+    estimates = [r["bbr_bw_p50_mbps"] for r in flow_rows if "bbr_bw_p50_mbps" in r]
+    if len(flow_rows) == 1 and estimates and estimates[0] is not None:
+        out["bbr_bw_p50_mbps"] = estimates[0]  # one BBR flow: what its model believed the link gave
 
     # -- fairness among concurrent flows
     if len(per_flow_series) > 1 and all(per_flow_series):

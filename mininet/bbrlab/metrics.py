@@ -411,3 +411,28 @@ def queue_delay_ms(
     if base < 0:
         raise ValueError(f"base RTT must be non-negative, got {base}")
     return [max(0.0, rtt - base) for rtt in rtt_samples_ms]
+
+
+# ---------------------------------------------------------------- BBR's own model
+
+BBR_STARTUP_GAIN = 2.0  # STARTUP paces at 2/ln2 = 2.885; every later state at 1.25 or less
+
+
+def bbr_model(samples: Sequence[tuple[float, float, float]], steady_from: float) -> dict[str, float | None]:
+    """What BBR believed, from ss samples (t, pacing_gain, bw estimate in bit/s).
+
+    Returns left_startup_by_s (the first sample that no longer paced at STARTUP's gain: BBR
+    had decided the pipe was full by then, at most one sampling interval earlier),
+    bw_at_startup_exit_bps (its bandwidth estimate then) and bw_p50_bps (the median estimate
+    from steady_from on). A flow whose goodput falls far short of the link while BBR's own
+    estimate is that low was limited by its model, not by the emulator's bottleneck.
+    """
+    if not samples:
+        raise ValueError("bbr_model of an empty sequence")
+    left = next(((t, bw) for t, gain, bw in samples if gain < BBR_STARTUP_GAIN), None)
+    steady = [bw for t, _, bw in samples if t >= steady_from]
+    return {
+        "left_startup_by_s": None if left is None else left[0],
+        "bw_at_startup_exit_bps": None if left is None else left[1],
+        "bw_p50_bps": percentile(steady, 50) if steady else None,
+    }

@@ -231,6 +231,13 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
         errs = [r["metrics"].get("steady_goodput_mbps_ci95", 0) for r in recs]
         ax.errorbar(xs, ys, yerr=errs, color=st["color"], marker=st["marker"], lw=1.6, capsize=3,
                     label=f"{st['label']} (measured)")
+        # BBR's own model: far above its goodput, the emulator carried less than BBR measured;
+        # close to it, the model itself was starved
+        est = [(x, r["metrics"]["bbr_bw_p50_mbps"]) for x, r in zip(xs, recs)
+               if r["metrics"].get("bbr_bw_p50_mbps") is not None]
+        if est:
+            ax.plot([x for x, _ in est], [v for _, v in est], color=st["color"], marker=st["marker"],
+                    mfc="none", lw=0.9, ls="--", label=f"{st['label']}'s own bw estimate (median)")
     losses = sorted({r["metrics"]["loss"] for r in merged if r["metrics"]["loss"] > 0})
     if losses:
         grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
@@ -244,7 +251,11 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_xlabel("random loss rate on the data path (%)")
     ax.set_ylabel("goodput after startup (Mbit/s)")
     ax.set_ylim(0, link * 1.08)
-    ax.legend(loc="lower left", fontsize=8)
+    if len(ax.get_legend_handles_labels()[1]) > 6:  # many CCs: beside the plot, not over the curves
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+        fig.subplots_adjust(left=0.07, right=0.74)
+    else:
+        ax.legend(loc="lower left", fontsize=8)
     return fig
 
 

@@ -50,6 +50,11 @@ def test_a_real_step_point_judges_the_link_at_each_rate_and_bbr_against_what_it_
     assert 0.8 < m["link_busy"] < 0.95
     during_20 = [v for t, v in series["link_sent"] if 12 <= t <= 19]
     assert 14 < sum(during_20) / len(during_20) < 20
+    # What BBR itself believed: it left STARTUP within its first seconds near 10 Mbit/s,
+    # and its steady estimate sits between the two rates it saw.
+    (flow,) = m["flows"]
+    assert 0 < flow["bbr_left_startup_by_s"] < 3 and 7 < flow["bbr_bw_at_startup_exit_mbps"] < 12
+    assert 8 < flow["bbr_bw_p50_mbps"] < 20
 
 
 def _run_with_the_step_point(tmp_path, with_raw=True):

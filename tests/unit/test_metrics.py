@@ -10,6 +10,7 @@ from bbrlab.metrics import (
     adaptation_time,
     aggregate_steady_goodput_bps,
     backlogged_delivery,
+    bbr_model,
     align_series,
     convergence_time,
     goodput_bps,
@@ -259,3 +260,18 @@ def test_backlogged_delivery_judges_only_gaps_with_a_queue_and_not_just_after_a_
     assert ratio == pytest.approx(8 * (1_875_000 + 2_500_000) / (10e6 * 2 + 20e6))
     with pytest.raises(ValueError, match="never stayed backlogged"):
         backlogged_delivery(samples, [(0.0, 10e6)], 2.5, 4.5)
+
+
+def test_bbr_model_reads_startup_exit_and_steady_estimate():
+    samples = [(0.5, 2.885, 2e6), (1.5, 2.885, 8e6), (2.5, 0.35, 9.5e6), (3.5, 1.25, 9.6e6),
+               (10.5, 1.0, 9.0e6), (11.5, 0.75, 10e6), (12.5, 1.0, 9.4e6)]
+    model = bbr_model(samples, steady_from=10.0)
+    assert model["left_startup_by_s"] == 2.5 and model["bw_at_startup_exit_bps"] == 9.5e6
+    assert model["bw_p50_bps"] == 9.4e6
+
+
+def test_bbr_model_of_a_flow_still_in_startup_or_too_short_for_a_steady_state():
+    model = bbr_model([(0.5, 2.885, 1e6), (1.5, 2.885, 3e6)], steady_from=5.0)
+    assert model == {"left_startup_by_s": None, "bw_at_startup_exit_bps": None, "bw_p50_bps": None}
+    with pytest.raises(ValueError):
+        bbr_model([], steady_from=0.0)
