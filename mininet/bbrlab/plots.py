@@ -259,8 +259,25 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     return fig
 
 
-def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict]):
-    """Sweeps: goodput / link rate against loss, one line per value of the other axis, per CC."""
+def untrusted_points(verdict: dict) -> set[str]:
+    """The points (as the verdict names them) the emulator cannot be trusted with."""
+    gate = verdict.get("fidelity_gate") or {}
+    return (set(verdict.get("cpu_bound_points") or ()) | set(verdict.get("link_short_points") or ())
+            | set(gate.get("points") or ()))
+
+
+def _point_name(record: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
+
+
+def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: set[str] = frozenset()):
+    """Sweeps: goodput / link rate against loss, one line per value of the other axis, per CC.
+
+    Points the emulator could not be trusted with (UNTRUSTED: CPU-bound, link below its
+    rate, or at a rate this machine failed the fidelity check at) get hollow markers, and a
+    curve made only of them is dashed, so a reader does not take the emulator's limit for
+    the congestion control's.
+    """
     merged = claims_mod.average_repetitions(records)
     group_key = next((k for k in exp.axes if k not in ("loss", "cc")), None)
     ccs = sorted({_cc_of(r) for r in merged})
@@ -268,20 +285,33 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict]):
     cmap = plt.get_cmap("viridis")
     values = list(exp.axes.get(group_key, [None]))
     for ax, cc in zip(axes[0], ccs):
-        for (c, value), recs in _loss_curves(merged, group_key).items():
+        curves = _loss_curves(merged, group_key).items()
+        for (c, value), recs in sorted(curves, key=lambda kv: values.index(kv[0][1]) if kv[0][1] in values else 0):
             if c != cc:
                 continue
             recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
             idx = values.index(value) if value in values else 0
-            ax.plot([r["metrics"]["loss"] * 100 for r in recs],
-                    [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs],
-                    marker=style(cc)["marker"], color=cmap(idx / max(len(values) - 1, 1)), lw=1.5,
-                    label=f"{group_key}={value}" if group_key else style(cc)["label"])
+            color = cmap(0.85 * idx / max(len(values) - 1, 1))  # viridis without its pale yellow end
+            xs = [r["metrics"]["loss"] * 100 for r in recs]
+            ys = [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs]
+            bad = [_point_name(r) in untrusted for r in recs]
+            label = f"{group_key}={value}" if group_key else style(cc)["label"]
+            if all(bad):
+                label += " (emulator-limited)"
+            elif any(bad):
+                label += " (hollow: emulator-limited)"
+            ax.plot(xs, ys, color=color, lw=1.5, ls="--" if all(bad) else "-", label=label,
+                    marker=style(cc)["marker"], markevery=[i for i, b in enumerate(bad) if not b] or None,
+                    mfc=color if not all(bad) else "none")
+            hollow = [(x, y) for x, y, b in zip(xs, ys, bad) if b]
+            if hollow and not all(bad):
+                ax.plot([x for x, _ in hollow], [y for _, y in hollow], ls="none", marker=style(cc)["marker"],
+                        color=color, mfc="none")
         ax.set_xscale("log")
         ax.set_title(style(cc)["label"])
         ax.set_xlabel("random loss rate (%)")
         ax.set_ylim(0, 1.1)
-        ax.legend(fontsize=8, loc="lower left")
+        ax.legend(fontsize=8, loc="best")
     axes[0][0].set_ylabel("goodput / bottleneck rate")
     return fig
 
@@ -301,7 +331,10 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
     import io
 
     plt = _pyplot()
-    fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
+    if exp.plot_kind == "sweep_normalized":
+        fig = sweep_normalized(plt, exp, rundir, records, untrusted_points(verdict))
+    else:
+        fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
     title = exp.plot_title or exp.title
     fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
     _footer(fig, verdict)

@@ -54,3 +54,30 @@ def test_a_long_sweep_is_named_by_its_range_in_the_title():
     assert "bottleneck 100 Mbit/s, base RTT 100 ms" in line and len(line) < 140
     short = plots._params_line([record], {"loss": ["1%", "10%"], "cc": ["bbr", "cubic"]})
     assert "loss 1%, 10% (swept)" in short
+
+
+def test_a_sweep_marks_the_curves_the_emulator_could_not_be_trusted_with(tmp_path):
+    exp = spec.load(EXPERIMENTS / "bw-sweep.yaml", quick=True)  # 1 and 10 Mbit/s, 1% loss, bbr and cubic
+    exp = dataclasses.replace(exp, axes=dict(exp.axes, loss=["1%", "10%"]))
+    rundir = RunDir.create(tmp_path, exp.name)
+    for rate in ("1Mbit", "10Mbit"):
+        for loss in ("1%", "10%"):
+            for cc in ("bbr", "cubic"):
+                params = {"rate": rate, "loss": loss, "cc": cc}
+                pid = ",".join(f"{k}={v}" for k, v in params.items())
+                link = 1.0 if rate == "1Mbit" else 10.0
+                write_json(rundir.points_dir / pid / "point.json", {"id": pid, "params": params, "flows": [{"cc": cc}]})
+                write_json(rundir.points_dir / pid / "metrics.json", {
+                    "link_mbps": link, "loss": float(loss[:-1]) / 100, "steady_goodput_mbps": link / 2})
+    records = rundir.point_records()
+    verdict = {"fidelity_gate": {"rate_bps": 1e7, "failed": "x", "points": [
+        "rate=10Mbit, loss=1%, cc=bbr", "rate=10Mbit, loss=10%, cc=bbr", "rate=10Mbit, loss=1%, cc=cubic"]},
+        "cpu_bound_points": [], "link_short_points": []}
+    untrusted = plots.untrusted_points(verdict)
+    assert len(untrusted) == 3
+    plt = plots._pyplot()
+    fig = plots.sweep_normalized(plt, exp, rundir, records, untrusted)
+    labels = {ax.get_title(): ax.get_legend_handles_labels()[1] for ax in fig.axes}
+    plt.close(fig)
+    assert labels["BBR"] == ["rate=1Mbit", "rate=10Mbit (emulator-limited)"]
+    assert labels["CUBIC"] == ["rate=1Mbit", "rate=10Mbit (hollow: emulator-limited)"]
