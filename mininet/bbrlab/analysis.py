@@ -54,6 +54,19 @@ def _during(series: list[tuple[float, float]], end: float) -> list[float]:
     return [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
 
 
+def _iperf3_pair(raw: Path, flow_id: str) -> tuple[parsers.Iperf3Result, parsers.Iperf3Result]:
+    """Both ends' iperf3 results; if either failed, one error that quotes both ends."""
+    results, errors = {}, []
+    for role in ("client", "server"):
+        try:
+            results[role] = parsers.parse_iperf3(_read(raw / f"iperf3-{flow_id}-{role}.json"))
+        except ParseError as exc:
+            errors.append(f"{role}: {exc}")
+    if errors:
+        raise ParseError(f"flow {flow_id}: " + "; ".join(errors))
+    return results["server"], results["client"]
+
+
 def _maybe_round(value: float | None, digits: int, unit: float = 1.0) -> float | None:
     return None if value is None else round(value / unit, digits)
 
@@ -85,8 +98,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     flow_rows, per_flow_series, placed = [], [], []
     total_bytes = 0
     for flow in plan.flows:
-        server = parsers.parse_iperf3(_read(raw / f"iperf3-{flow.id}-server.json"))
-        client = parsers.parse_iperf3(_read(raw / f"iperf3-{flow.id}-client.json"))
+        server, client = _iperf3_pair(raw, flow.id)
         ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
         if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
             data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab import analysis, spec, topo
+from bbrlab.errors import ParseError
 
 # Two samples 1 s apart: all CPUs half busy, but cpu0 fully busy and cpu1 idle.
 PROC_STAT = ("### 100.0\ncpu  10 0 10 80 0 0 0 0\ncpu0 9 0 1 40 0 0 0 0\ncpu1 1 0 9 40 0 0 0 0\n"
@@ -94,3 +95,13 @@ def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
     with pytest.raises(BbrlabError, match="no raw/ directory"):
         analysis.reanalyze(rundir, exp)
     assert read_json(folder / "metrics.json") == {"goodput_mbps": -1.0}
+
+
+def test_a_flow_whose_data_connection_never_came_up_fails_with_both_ends_words():
+    # captured at 50% loss on the data direction: every SYN of iperf3's data stream was lost
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "iperf3-no-stream"
+    with pytest.raises(ParseError) as err:
+        analysis._iperf3_pair(folder, "f1")
+    text = str(err.value)
+    assert text.startswith("flow f1: client: ") and "unable to connect stream: Connection timed out" in text
+    assert "server: iperf3 reported an error: error - idle timeout for receiving data" in text
