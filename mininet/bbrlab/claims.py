@@ -181,8 +181,12 @@ def verdict_lines(v: dict) -> list[str]:
     lines = [f"verdict: {v['verdict']}"]
     for r in v["claims"]:
         mark = {"holds": "PASS", "fails": "FAIL", "not evaluated": "n/a "}[r["status"]]
+        # a failing claim shows the checks that failed first: they are the ones to read
+        checks = sorted(r["checks"], key=lambda c: bool(c.get("ok", True))) if r["status"] == "fails" else r["checks"]
         values = "; ".join(
-            f"{c['point']}: {c['value'] if c['value'] is not None else c.get('note')}" for c in r["checks"][:4])
+            f"{c['point']}: {c['value'] if c['value'] is not None else c.get('note')}" for c in checks[:4])
+        if len(checks) > 4:
+            values += f"; {len(checks) - 4} more"
         lines.append(f"  [{mark}] {r['text']}" + (f"  ({values})" if values else ""))
     if v["cpu_bound_points"]:
         lines.append(f"  warning: CPU-bound points (emulation not trustworthy): {', '.join(v['cpu_bound_points'])}")

@@ -273,3 +273,13 @@ def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive(
         "  warning: this machine's emulator failed its fidelity check at 100 Mbit/s (one flow gets 95%: 0.74); "
         "not trustworthy at that rate or above: rate=10Mbit, loss=5%, rate=100Mbit, loss=0%, "
         "rate=100Mbit, loss=1% and 2 more")
+
+
+def test_a_failing_claim_shows_its_failed_checks_first():
+    v = {"verdict": "not reproduced", "cpu_bound_points": [], "claims": [{
+        "text": "BBR beats CUBIC", "status": "fails",
+        "checks": [{"point": f"loss={n}%", "value": 3.0, "ok": True} for n in range(1, 6)]
+        + [{"point": "loss=50%", "value": 1.2, "ok": False}]}]}
+    line = claims.verdict_lines(v)[1]
+    assert line.startswith("  [FAIL] BBR beats CUBIC  (loss=50%: 1.2; loss=1%: 3.0;")
+    assert line.endswith("; 2 more)")
