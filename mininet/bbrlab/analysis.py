@@ -161,9 +161,8 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
-    estimates = [r["bbr_bw_p50_mbps"] for r in flow_rows if "bbr_bw_p50_mbps" in r]
-    if len(flow_rows) == 1 and estimates and estimates[0] is not None:
-        out["bbr_bw_p50_mbps"] = estimates[0]  # one BBR flow: what its model believed the link gave
+    if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
+        out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
 
     # -- fairness among concurrent flows
     if len(per_flow_series) > 1 and all(per_flow_series):

@@ -96,6 +96,11 @@ def _check(value: float, claim: Claim, scale: float) -> bool:
     return claim.max is None or value <= claim.max * scale
 
 
+def point_name(record: dict) -> str:
+    """A point as verdicts name it: its sweep values ("loss=1%, cc=bbr"), or "point"."""
+    return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
+
+
 def evaluate_claim(claim: Claim, records: list[dict]) -> dict:
     checks = []
     for rec in records:
@@ -103,7 +108,7 @@ def evaluate_claim(claim: Claim, records: list[dict]) -> dict:
         if not _matches(fact, claim.where):
             continue
         value = rec["metrics"].get(claim.metric)
-        label = ", ".join(f"{k}={v}" for k, v in rec["params"].items()) or "point"
+        label = point_name(rec)
         if claim.vs is not None:
             varying = set(claim.vs)  # a where-only key (rate=10Mbit) must match, not vary
             partners = [o for o in records if _matches(facts(o), claim.vs)
@@ -152,7 +157,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     evaluated = [r for r in results if r["status"] != "not evaluated"]
 
     def flagged(test) -> list[str]:
-        return [", ".join(f"{k}={v}" for k, v in r["params"].items()) or "point" for r in merged if test(r)]
+        return [point_name(r) for r in merged if test(r)]
 
     cpu_bound = flagged(lambda r: r["metrics"].get("cpu_bound"))
     link_short = flagged(lambda r: r["metrics"].get("link_short"))

@@ -266,10 +266,6 @@ def untrusted_points(verdict: dict) -> set[str]:
             | set(gate.get("points") or ()))
 
 
-def _point_name(record: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
-
-
 def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: set[str] = frozenset()):
     """Sweeps: goodput / link rate against loss, one line per value of the other axis, per CC.
 
@@ -285,16 +281,19 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     cmap = plt.get_cmap("viridis")
     values = list(exp.axes.get(group_key, [None]))
     for ax, cc in zip(axes[0], ccs):
+        def position(value) -> int:
+            return values.index(value) if value in values else 0
+
         curves = _loss_curves(merged, group_key).items()
-        for (c, value), recs in sorted(curves, key=lambda kv: values.index(kv[0][1]) if kv[0][1] in values else 0):
+        for (c, value), recs in sorted(curves, key=lambda kv: position(kv[0][1])):
             if c != cc:
                 continue
             recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
-            idx = values.index(value) if value in values else 0
+            idx = position(value)
             color = cmap(0.85 * idx / max(len(values) - 1, 1))  # viridis without its pale yellow end
             xs = [r["metrics"]["loss"] * 100 for r in recs]
             ys = [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs]
-            bad = [_point_name(r) in untrusted for r in recs]
+            bad = [claims_mod.point_name(r) in untrusted for r in recs]
             label = f"{group_key}={value}" if group_key else style(cc)["label"]
             if all(bad):
                 label += " (emulator-limited)"
