@@ -113,9 +113,9 @@ def _suite_state(exp: spec.Experiment, root: Path, resume: bool):
 
     A suite continues where it stopped: an experiment whose newest run with the same spec
     is complete is done, an unfinished one is resumed (--fresh: everything runs again)."""
-    from .results import RunDir, spec_hash
+    from .results import RunDir
 
-    found = RunDir.find_same_spec(root, exp.name, spec_hash(exp.source)) if resume else None
+    found = RunDir.find_same_spec(root, exp.name, exp.identity) if resume else None
     if found is None:
         return list(exp.points), None
     rundir, complete = found
@@ -158,8 +158,9 @@ def cmd_suite(args) -> int:
         if finished is not None:
             print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
                   file=sys.stderr)
-            if not (finished.path / "verdict.json").is_file() or not (finished.path / f"{exp.name}.png").is_file():
-                summary.finish(finished, exp)  # its points are all there; its summary was cut short
+            rejudge = finished.adopt_spec(exp.source, exp.identity)  # claims, plot or title edited since
+            if rejudge or not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
+                summary.finish(finished, exp)  # its points are all there: judge and draw them again
             verdicts[exp.name] = read_json(finished.path / "verdict.json")
             continue
         print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
@@ -211,7 +212,7 @@ def cmd_plot(args) -> int:
         rundir = RunDir.open(Path(args.dir))
     else:
         rundir = RunDir.latest(Path(args.results), args.experiment)
-    exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
+    exp = _judging_spec(rundir)
     if args.reanalyze:
         from . import analysis, metadata
         from .results import write_json
@@ -224,6 +225,27 @@ def cmd_plot(args) -> int:
         print(f"analyzed {count} points again from their raw files", file=sys.stderr)
     verdict = summary.finish(rundir, exp)
     return _strict_status(args, verdict)
+
+
+def _judging_spec(rundir) -> spec.Experiment:
+    """The spec to judge and draw RUNDIR with: today's experiment file (or its quick profile)
+    when it measures what the run measured, so edited claims, plot or title reach an old
+    run; else the run's own spec.yaml (a --set run, or a file changed since)."""
+    ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
+    path = EXPERIMENTS / f"{ran.name}.yaml"
+    for quick in (False, True):
+        try:
+            today = spec.load(path, quick=quick) if path.is_file() else None
+        except SpecError:
+            today = None
+        if today is None:
+            break
+        if today.identity == ran.identity:
+            if rundir.adopt_spec(today.source, today.identity):
+                print(f"judged with today's {path.name} (the run's earlier spec is kept in run.json)",
+                      file=sys.stderr)
+            return today
+    return ran
 
 
 def _strict_status(args, verdict: dict) -> int:

@@ -1,7 +1,8 @@
 """Results on disk: one self-describing directory per run, never overwritten, never torn.
 
     results/<experiment>/<YYYYmmdd-HHMMSS>/
-        spec.yaml          the exact experiment after --quick/--set (what ran)
+        spec.yaml          the experiment after --quick/--set: what ran, and the claims
+                           that judge it (an edited file's, once adopted; see adopt_spec)
         run.json           provenance, status, timings, overhead; versioned
         points/<point-id>/ one finished point: point.json, metrics.json, series.json, raw/
         metrics.json       every point's metrics, repetitions averaged
@@ -15,7 +16,6 @@ point in progress but never damage a finished one. Resuming a run skips finished
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -63,10 +63,6 @@ def read_json(path: Path) -> Any:
         raise BbrlabError(f"{path}: cannot read results file ({exc})") from None
 
 
-def spec_hash(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
 class RunDir:
     """A run's directory and the operations that keep it consistent."""
 
@@ -110,14 +106,47 @@ class RunDir:
 
     @classmethod
     def _same_spec(cls, root: Path, experiment: str, digest: str):
-        """(path, run.json) of EXPERIMENT's runs with spec hash DIGEST, newest first."""
+        """(path, run.json) of EXPERIMENT's runs that measure what identity DIGEST does,
+        newest first. A run whose run.json holds another hash (one written before the
+        identity left out claims, plot and titles) is identified by its spec.yaml."""
         for path in reversed(cls._runs(root, experiment, "run.json")):
             try:
                 meta = json.loads((path / "run.json").read_text())
             except ValueError:
                 continue
-            if meta.get("spec_hash") == digest and meta.get("measurement", 2) == MEASUREMENT:
+            if meta.get("measurement", 2) != MEASUREMENT:
+                continue
+            if meta.get("spec_hash") == digest or cls(path).identity() == digest:
                 yield path, meta
+
+    def identity(self) -> str | None:
+        """The identity of what this run measures, from its spec.yaml (None: unreadable)."""
+        from . import spec  # results stay importable without the spec layer's YAML
+
+        try:
+            raw = spec.load_raw(self.path / "spec.yaml")
+            return spec.identity(raw, raw.get("name", self.path.parent.name))
+        except BbrlabError:
+            return None
+
+    def adopt_spec(self, source: str, digest: str) -> bool:
+        """Make SOURCE this run's spec.yaml, when it measures what the run measured (identity
+        DIGEST) but judges or describes it otherwise: today's claims, plot and title. The text
+        it replaces is kept in run.json. True when spec.yaml changed."""
+        spec_path, run_path = self.path / "spec.yaml", self.path / "run.json"
+        if self.identity() != digest:
+            raise BbrlabError(f"{self.path}: its spec.yaml measures something else; not adopting another")
+        old = spec_path.read_text()
+        meta = read_json(run_path)
+        if old == source and meta.get("spec_hash") == digest:
+            return False
+        if old != source:
+            meta.setdefault("replaced_specs", []).append(
+                {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "spec_hash": meta.get("spec_hash"), "spec": old})
+        meta["spec_hash"] = digest
+        write_json(run_path, meta)  # first: the old text is safe before spec.yaml changes
+        write_atomic(spec_path, source)
+        return old != source
 
     @staticmethod
     def _runs(root: Path, experiment: str, marker: str) -> list[Path]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from . import analysis, metadata, summary
 from .errors import BbrlabError, ParseError, TestbedError
 from .net import Testbed
-from .results import FORMAT_VERSION, RunDir, spec_hash, write_atomic, write_json
+from .results import FORMAT_VERSION, RunDir, write_atomic, write_json
 from .sampling import Samplers
 from .spec import Experiment, Point
 from .topo import build_plan
@@ -114,16 +114,16 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
                    cli: list[str] | None = None, subset: list[Point] | None = None) -> RunDir:
     """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory."""
     wanted = {p.id for p in subset} if subset is not None else None
-    digest = spec_hash(exp.source)
-    rundir = RunDir.find_resumable(root, exp.name, digest) if resume else None
+    rundir = RunDir.find_resumable(root, exp.name, exp.identity) if resume else None
     if rundir is not None:
+        rundir.adopt_spec(exp.source, exp.identity)  # today's claims judge it when it finishes
         meta = metadata.read_run(rundir)
         print(f"resuming {rundir.path} ({len(rundir.finished_points())} of {len(exp.points)} points done)",
               file=sys.stderr)
     else:
         rundir = RunDir.create(root, exp.name)
         write_atomic(rundir.path / "spec.yaml", exp.source)
-        meta = metadata.new_run(exp, digest, cli or [])
+        meta = metadata.new_run(exp, exp.identity, cli or [])
     meta["status"] = "running"
     meta.setdefault("sessions", []).append({"started": time.time(), "git": metadata.git_revision()})
     write_json(rundir.path / "run.json", meta)

@@ -9,7 +9,9 @@ key that is wrong.
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,10 @@ TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls"
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes"}
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "startup"}
+# What decides what a run measures. The other keys (title, description, plot, claims,
+# reference, notes, the quick profile once applied) judge or describe it: editing them
+# neither starts a new run nor leaves a finished one judged by yesterday's claims.
+MEASURED_KEYS = ("link", "pacing", "flows", "sysctls", "sampling", "repeat", "seed")
 PLOT_KEYS = {"kind", "title"}
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
 
@@ -173,6 +179,7 @@ class Experiment:
     title: str
     description: str
     source: str  # the YAML text after overrides, archived with the results
+    identity: str  # hash of what the points measure (see MEASURED_KEYS)
     raw: dict
     axes: dict  # label -> list of values
     points: tuple[Point, ...]
@@ -454,6 +461,14 @@ def _labels(paths: list[str]) -> dict[str, str]:
     return {p: (name if leaf.count(name) == 1 else p) for p, name in zip(paths, leaf)}
 
 
+def identity(raw: dict, name: str) -> str:
+    """A run's identity: the hash of what its points measure, blind to key order and to
+    the keys that only judge or describe it. Two specs with one identity measure the same."""
+    measured = {k: raw[k] for k in MEASURED_KEYS if k in raw}
+    text = json.dumps({"name": name, **measured}, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def load_raw(path: Path) -> dict:
     try:
         text = path.read_text()
@@ -519,6 +534,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         description=str(raw.get("description", "")).strip(),
         # Notes are commentary, not parameters: editing them must not stop a run resuming.
         source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),
+        identity=identity(raw, name),
         raw=raw,
         axes={labels[p]: v for p, v in axes.items()},
         points=tuple(points),

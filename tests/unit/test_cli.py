@@ -2,6 +2,8 @@
 problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
 
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -90,13 +92,14 @@ def test_help_runs_as_a_program():
 
 
 def test_a_suite_continues_where_it_stopped(tmp_path):
-    from bbrlab.results import RunDir, spec_hash, write_json
+    from bbrlab.results import RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
 
     def run(status: str, digest: str, done: list[str], verdict: bool = True) -> RunDir:
         rundir = RunDir.create(tmp_path, "figure5")
         write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest})
+        (rundir.path / "spec.yaml").write_text(exp.source if digest == exp.identity else "link: {rate: 1Mbit}\n")
         for pid in done:
             write_json(rundir.points_dir / pid / "metrics.json", {})
         if verdict:
@@ -109,7 +112,7 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
         return finished.path
 
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)  # never ran
-    digest = spec_hash(exp.source)
+    digest = exp.identity
     run("incomplete", digest, ["cc=bbr,rep1"])
     todo, finished = cli._suite_state(exp, tmp_path, resume=True)
     assert [p.id for p in todo] == ["cc=cubic,rep1"] and finished is None  # resumed: only the missing point
@@ -123,15 +126,15 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
 
 
 def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_path):
-    from bbrlab.results import MEASUREMENT, RunDir, spec_hash, write_json
+    from bbrlab.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
     rundir = RunDir.create(tmp_path, "figure5")
-    write_json(rundir.path / "run.json", {"status": "incomplete", "spec_hash": spec_hash(exp.source),
+    write_json(rundir.path / "run.json", {"status": "incomplete", "spec_hash": exp.identity,
                                           "measurement": MEASUREMENT - 1})
     write_json(rundir.points_dir / "cc=bbr,rep1" / "metrics.json", {})
     assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
-    assert RunDir.find_resumable(tmp_path, "figure5", spec_hash(exp.source)) is None
+    assert RunDir.find_resumable(tmp_path, "figure5", exp.identity) is None
 
 
 def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_path):
@@ -139,9 +142,72 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
     rundir = RunDir.create(tmp_path, "figure5")
-    (rundir.path / "spec.yaml").write_text((REPO / "experiments" / "figure5.yaml").read_text())
-    write_json(rundir.path / "run.json", {"status": "complete"})
+    (rundir.path / "spec.yaml").write_text(exp.source)
+    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
     write_json(rundir.points_dir / exp.points[0].id / "metrics.json", {"goodput_mbps": 1.0})
     code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
     assert code == 2
     assert err.count("\n") == 1 and "no raw/ directory" in err and "Traceback" not in err
+
+
+def _run_with_spec(tmp_path, raw: dict, status: str = "complete"):
+    from bbrlab.results import RunDir, write_json
+
+    exp = spec.build(raw, default_name="figure5")
+    rundir = RunDir.create(tmp_path, "figure5")
+    (rundir.path / "spec.yaml").write_text(exp.source)
+    write_json(rundir.path / "run.json", {"status": status, "spec_hash": exp.identity})
+    for point in exp.points:
+        write_json(rundir.points_dir / point.id / "metrics.json", {})
+    return rundir
+
+
+def _judged(monkeypatch) -> list:
+    """Stand in for summary.finish: record the spec a run is judged with."""
+    from bbrlab import summary
+    from bbrlab.results import write_json
+
+    seen = []
+
+    def finish(rundir, exp):
+        seen.append(exp)
+        (rundir.path / f"{exp.name}.png").write_bytes(b"")
+        write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "claims": [],
+                                                  "overhead": {"wall_seconds": 1, "configured_flow_seconds": 1}})
+        return {"verdict": "reproduced"}
+
+    monkeypatch.setattr(summary, "finish", finish)
+    return seen
+
+
+def test_plot_judges_an_old_run_with_todays_claims_when_it_measured_the_same(capsys, monkeypatch, tmp_path):
+    today = spec.load(REPO / "experiments" / "figure5.yaml")
+    yesterday = {**today.raw, "claims": today.raw["claims"][:1], "title": "yesterday's title"}
+    rundir = _run_with_spec(tmp_path, yesterday)
+    seen = _judged(monkeypatch)
+    code, _, err = run_cli(capsys, "plot", str(rundir.path))
+    assert code == 0 and "judged with today's figure5.yaml" in err
+    assert seen[-1].source == today.source == (rundir.path / "spec.yaml").read_text()
+    assert len(seen[-1].claims) == len(today.claims) > 1
+    # A --set run measured something today's file does not describe: its own spec judges it.
+    spec.set_path(yesterday, "link.rate", "20Mbit")  # (build copies the raw spec it is given)
+    overridden = _run_with_spec(tmp_path, yesterday)
+    code, _, err = run_cli(capsys, "plot", str(overridden.path))
+    assert code == 0 and "judged with" not in err and seen[-1].title == "yesterday's title"
+
+
+def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, monkeypatch, tmp_path):
+    from bbrlab import report
+
+    today = spec.load(REPO / "experiments" / "figure5.yaml")
+    yesterday = {**today.raw, "claims": today.raw["claims"][:1]}
+    rundir = _run_with_spec(tmp_path, yesterday)
+    seen = _judged(monkeypatch)
+    monkeypatch.setattr(cli, "_preflight", lambda points: None)
+    monkeypatch.setitem(sys.modules, "bbrlab.runner", types.ModuleType("bbrlab.runner"))  # runs nothing here
+    monkeypatch.setattr(report, "write", lambda root, exps, out=None: root / "report.md")
+    code, out, err = run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
+    assert code == 0 and "figure5: done" in err
+    assert [e.source for e in seen] == [today.source] == [(rundir.path / "spec.yaml").read_text()]
+    run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
+    assert len(seen) == 1  # judged by today's claims already: not again

@@ -97,12 +97,6 @@ def test_read_json_errors_name_the_file(tmp_path, content):
     assert str(info.value).startswith(str(target))
 
 
-def test_spec_hash():
-    digest = results.spec_hash("name: x\n")
-    assert len(digest) == 16 and int(digest, 16) >= 0
-    assert digest == results.spec_hash("name: x\n") != results.spec_hash("name: y\n")
-
-
 # ---------------------------------------------------------------- run directories
 
 
@@ -262,3 +256,51 @@ def test_newest_orders_same_second_runs_by_their_number(tmp_path):
     assert RunDir.latest(tmp_path, "figure5").path.name == "20261122-103806-10"
     assert RunDir.newest(tmp_path, "figure5", marker="verdict.json") is None
     assert RunDir.newest(tmp_path, "figure6") is None
+
+
+# ---------------------------------------------------------------- run identity
+
+
+def old_style_run(root: Path, exp, status: str = "incomplete") -> RunDir:
+    """A run as written before the identity left claims and plot out: its run.json holds
+    the hash of the whole archived text."""
+    import hashlib
+
+    rundir = RunDir.create(root, exp.name)
+    (rundir.path / "spec.yaml").write_text(exp.source)
+    results.write_json(rundir.path / "run.json", {
+        "status": status, "spec_hash": hashlib.sha256(exp.source.encode()).hexdigest()[:16]})
+    return rundir
+
+
+def build(**top):
+    from bbrlab import spec
+
+    return spec.build({"name": "exp", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp"},
+                       "flows": [{"cc": "bbr", "duration": "10s"}], **top})
+
+
+def test_a_run_written_under_the_old_hash_resumes_when_only_its_claims_changed(tmp_path):
+    ran = build(claims=[{"id": "a", "text": "t", "metric": "goodput_mbps", "min": 1}])
+    today = build(claims=[{"id": "a", "text": "t", "metric": "goodput_mbps", "min": 2}], title="new")
+    old = old_style_run(tmp_path, ran)
+    assert RunDir.find_resumable(tmp_path, "exp", today.identity).path == old.path
+    assert RunDir.find_resumable(tmp_path, "exp", build(seed=7).identity) is None  # measures otherwise
+    (old.path / "spec.yaml").write_text("{torn")
+    assert RunDir.find_resumable(tmp_path, "exp", today.identity) is None  # unreadable: never matched
+
+
+def test_adopting_todays_spec_keeps_the_text_it_replaces(tmp_path):
+    ran = build(claims=[{"id": "a", "text": "t", "metric": "goodput_mbps", "min": 1}])
+    today = build(claims=[{"id": "a", "text": "t", "metric": "goodput_mbps", "min": 2}])
+    old = old_style_run(tmp_path, ran, status="complete")
+    assert old.adopt_spec(today.source, today.identity) is True
+    meta = results.read_json(old.path / "run.json")
+    assert (old.path / "spec.yaml").read_text() == today.source and meta["spec_hash"] == today.identity
+    assert [r["spec"] for r in meta["replaced_specs"]] == [ran.source]
+    assert old.adopt_spec(today.source, today.identity) is False  # nothing left to change
+    assert len(results.read_json(old.path / "run.json")["replaced_specs"]) == 1
+    other = build(seed=7)
+    with pytest.raises(BbrlabError, match="measures something else"):
+        old.adopt_spec(other.source, other.identity)
+    assert (old.path / "spec.yaml").read_text() == today.source

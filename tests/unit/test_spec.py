@@ -396,3 +396,18 @@ def test_notes_are_commentary_outside_the_archived_source_so_editing_them_keeps_
 @pytest.mark.parametrize("notes", [3, ["a", ""], {"a": 1}])
 def test_bad_notes(notes):
     assert error({**base(), "notes": notes}) == "notes: expected a text or a list of texts"
+
+
+def test_identity_is_what_the_points_measure_blind_to_how_they_are_judged_or_described():
+    plain = spec.build(base())
+    judged = {**base(), "title": "T", "description": "D", "plot": {"kind": "loss_goodput", "title": "P"},
+              "reference": {"source": "R"}, "notes": "N", "quick": {"duration": "2s"},
+              "claims": [{"id": "c", "text": "t", "metric": "goodput_mbps", "min": 1}]}
+    reordered = {"flows": base()["flows"], "link": dict(reversed(list(base()["link"].items())))}
+    assert spec.build(judged).identity == spec.build(reordered).identity == plain.identity
+    measured = [with_(**{"link.rate": "20Mbit"}), with_(**{"flows.0.cc": "cubic"}),
+                with_(**{"flows.0.duration": "11s"}), {**base(), "seed": 2}, {**base(), "repeat": 2},
+                {**base(), "pacing": "internal"}, {**base(), "sampling": {"interval": "1s"}},
+                {**base(), "sysctls": {"net.ipv4.tcp_ecn": 1}}, {**base(), "name": "other"}]
+    assert len({spec.build(raw).identity for raw in measured} | {plain.identity}) == len(measured) + 1
+    assert spec.build(judged, quick=True).identity != plain.identity  # the profile changed the flows
