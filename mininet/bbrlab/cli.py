@@ -235,10 +235,8 @@ def _judging_spec(rundir) -> spec.Experiment:
     path = EXPERIMENTS / f"{ran.name}.yaml"
     for quick in (False, True):
         try:
-            today = spec.load(path, quick=quick) if path.is_file() else None
-        except SpecError:
-            today = None
-        if today is None:
+            today = spec.load(path, quick=quick)
+        except SpecError:  # no such file, or one that no longer parses
             break
         if today.identity == ran.identity:
             if rundir.adopt_spec(today.source, today.identity):

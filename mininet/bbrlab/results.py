@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import spec
 from .errors import BbrlabError
 
 FORMAT_VERSION = 1
@@ -121,8 +122,6 @@ class RunDir:
 
     def identity(self) -> str | None:
         """The identity of what this run measures, from its spec.yaml (None: unreadable)."""
-        from . import spec  # results stay importable without the spec layer's YAML
-
         try:
             raw = spec.load_raw(self.path / "spec.yaml")
             return spec.identity(raw, raw.get("name", self.path.parent.name))

@@ -154,7 +154,7 @@ def _run_with_spec(tmp_path, raw: dict, status: str = "complete"):
     from bbrlab.results import RunDir, write_json
 
     exp = spec.build(raw, default_name="figure5")
-    rundir = RunDir.create(tmp_path, "figure5")
+    rundir = RunDir.create(tmp_path, exp.name)
     (rundir.path / "spec.yaml").write_text(exp.source)
     write_json(rundir.path / "run.json", {"status": status, "spec_hash": exp.identity})
     for point in exp.points:
@@ -194,6 +194,9 @@ def test_plot_judges_an_old_run_with_todays_claims_when_it_measured_the_same(cap
     overridden = _run_with_spec(tmp_path, yesterday)
     code, _, err = run_cli(capsys, "plot", str(overridden.path))
     assert code == 0 and "judged with" not in err and seen[-1].title == "yesterday's title"
+    own = _run_with_spec(tmp_path, {**yesterday, "name": "a-lab-of-its-own"})  # no such file in experiments/
+    code, _, err = run_cli(capsys, "plot", str(own.path))
+    assert code == 0 and "judged with" not in err and seen[-1].name == "a-lab-of-its-own"
 
 
 def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, monkeypatch, tmp_path):
