@@ -16,6 +16,7 @@ from .spec import FRAME_BYTES, Experiment, Point
 from .topo import BOTTLENECK_HANDLE, Plan, build_plan
 
 PAYLOAD_BYTES = 1448
+BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
 CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
 # A backlogged bottleneck that sends below 85% of its rate is the emulator's limit, not the
@@ -141,10 +142,14 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
                  if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
         if model:
             bbr = m.bbr_model(model, offset + startup)
+            # A held estimate shows only when its 48 round trips span enough ss samples.
+            lt_hold = BBR_LT_ROUNDS * (point.flows[flow.group].rtt or link.rtt)
+            visible = lt_hold >= m.HELD_SAMPLES * point.sampling.ss_interval
             flow_rows[-1].update({
                 "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
                 "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
                 "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
+                "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
             })
     out["flows"] = flow_rows
     span = max(end, 1e-9)
@@ -163,6 +168,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
         out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
+        out["bbr_bw_held_share"] = flow_rows[0]["bbr_bw_held_share"]
 
     # -- fairness among concurrent flows
     if len(per_flow_series) > 1 and all(per_flow_series):

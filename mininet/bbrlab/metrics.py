@@ -415,6 +415,7 @@ def queue_delay_ms(
 
 # ---------------------------------------------------------------- BBR's own model
 
+HELD_SAMPLES = 3  # consecutive ss samples with one bw estimate: BBR's long-term mode
 BBR_STARTUP_GAIN = 2.0  # STARTUP paces at 2/ln2 = 2.885; every later state at 1.25 or less
 
 
@@ -426,13 +427,22 @@ def bbr_model(samples: Sequence[tuple[float, float, float]], steady_from: float)
     bw_at_startup_exit_bps (its bandwidth estimate then) and bw_p50_bps (the median estimate
     from steady_from on). A flow whose goodput falls far short of the link while BBR's own
     estimate is that low was limited by its model, not by the emulator's bottleneck.
+
+    bw_held_share: the share of the steady samples in a run of at least HELD_SAMPLES
+    samples with the same estimate to the bit. BBR's max filter moves with the delivery
+    rate every few round trips, so an estimate held that long is Linux BBR's long-term
+    ("policer") mode: having seen about 20% loss in an interval, it pins bw to the average
+    it measured there for 48 round trips.
     """
     if not samples:
         raise ValueError("bbr_model of an empty sequence")
     left = next(((t, bw) for t, gain, bw in samples if gain < BBR_STARTUP_GAIN), None)
     steady = [bw for t, _, bw in samples if t >= steady_from]
+    runs = [len(list(run)) for _, run in itertools.groupby(steady)]
     return {
         "left_startup_by_s": None if left is None else left[0],
         "bw_at_startup_exit_bps": None if left is None else left[1],
         "bw_p50_bps": percentile(steady, 50) if steady else None,
+        "bw_held_share": (sum(n for n in runs if n >= HELD_SAMPLES) / len(steady)
+                          if len(steady) >= HELD_SAMPLES else None),
     }

@@ -22,6 +22,13 @@ def _cell(value, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+# What BBR's model believed, from ss, beside its goodput: (metric, column, cell format).
+MODEL_COLUMNS = (
+    ("bbr_bw_p50_mbps", "{}'s own bandwidth estimate", lambda v: _cell(v)),
+    ("bbr_bw_held_share", "{}'s estimate held (long-term mode)", lambda v: f"{v:.0%}"),
+)
+
+
 def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
     series = exp.reference.get("series") or {}
@@ -29,33 +36,42 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
         return []
     merged = claims.average_repetitions(records)
     ours: dict = {}
-    estimate: dict = {}  # BBR's own bandwidth estimate: tells a starved model from a slow emulator
+    model: dict = {metric: {} for metric, _, _ in MODEL_COLUMNS}
     for rec in merged:
         ccs = sorted({g["cc"] for g in rec["flows"]})
         key = (ccs[0], round(rec["metrics"]["loss"] * 100, 6))
         ours[key] = rec["metrics"]["steady_goodput_mbps"]
-        if rec["metrics"].get("bbr_bw_p50_mbps") is not None:
-            estimate[key] = rec["metrics"]["bbr_bw_p50_mbps"]
+        for metric in model:
+            if rec["metrics"].get(metric) is not None:
+                model[metric][key] = rec["metrics"][metric]
     names = sorted(series)
     source = exp.reference.get("source", "reference")
-    with_estimate = {n for n, _ in estimate}
+    # per CC: the model's columns it has values for
+    shown = {n: [c for c in MODEL_COLUMNS if any(k[0] == n for k in model[c[0]])] for n in names}
     head = "| loss % | " + " | ".join(
-        f"{n} ours | " + (f"{n}'s own bandwidth estimate | " if n in with_estimate else "") + f"{n} {source}"
+        " | ".join([f"{n} ours"] + [title.format(n) for _, title, _ in shown[n]] + [f"{n} {source}"])
         for n in names) + " |"
-    columns = 1 + 2 * len(names) + len(with_estimate & set(names))
+    columns = 1 + sum(2 + len(shown[n]) for n in names)
     lines = ["", f"Goodput (Mbit/s) next to {source}:", "", head, "|---" * columns + "|"]
     refs = {n: {float(k): v for k, v in series[n].items()} for n in names}
     for loss in sorted({loss for ref in refs.values() for loss in ref}):
         cells = []
         for n in names:
             key = (n, round(loss, 6))
-            cells += [_cell(ours.get(key))] + ([_cell(estimate.get(key))] if n in with_estimate else [])
+            cells.append(_cell(ours.get(key)))
+            cells += [_cell(None) if model[metric].get(key) is None else fmt(model[metric][key])
+                      for metric, _, fmt in shown[n]]
             cells.append(_cell(refs[n].get(loss)))
         lines.append(f"| {loss:g} | " + " | ".join(cells) + " |")
-    if with_estimate:
+    if model["bbr_bw_p50_mbps"]:
         lines += ["", "The own bandwidth estimate is BBR's max-filtered delivery rate as `ss` reports it "
                   "(median after startup): far above the goodput, the emulator carried less than BBR "
                   "measured; near it, BBR's model itself was low."]
+    if model["bbr_bw_held_share"]:
+        lines += ["", "Held: the share of `ss` samples after startup in a run of three or more with the "
+                  "same estimate to the bit. That is Linux BBR's long-term (\"policer\") mode: having seen "
+                  "about 20% loss in an interval, it pins its bandwidth to what it measured there for "
+                  "48 round trips."]
     return lines
 
 

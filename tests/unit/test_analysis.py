@@ -56,6 +56,7 @@ def test_a_real_step_point_judges_the_link_at_each_rate_and_bbr_against_what_it_
     (flow,) = m["flows"]
     assert 0 < flow["bbr_left_startup_by_s"] < 3 and 7 < flow["bbr_bw_at_startup_exit_mbps"] < 12
     assert 8 < flow["bbr_bw_p50_mbps"] < 20
+    assert flow["bbr_bw_held_share"] == m["bbr_bw_held_share"] == 0.0  # no loss: never in long-term mode
 
 
 def _run_with_the_step_point(tmp_path, with_raw=True):

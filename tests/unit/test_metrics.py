@@ -268,10 +268,21 @@ def test_bbr_model_reads_startup_exit_and_steady_estimate():
     model = bbr_model(samples, steady_from=10.0)
     assert model["left_startup_by_s"] == 2.5 and model["bw_at_startup_exit_bps"] == 9.5e6
     assert model["bw_p50_bps"] == 9.4e6
+    assert model["bw_held_share"] == 0.0  # the filter moved between every two samples
+
+
+def test_bbr_model_counts_the_samples_that_held_the_estimate_to_the_bit():
+    # figure 8 at 15% loss: bw held for five 1 s samples (48 round trips of 100 ms), then
+    # for four; two equal samples in a row are the max filter, not the long-term mode
+    held = [1.96e6] * 5 + [2.50e6, 2.47e6, 2.47e6] + [4.19e6] * 4 + [3.90e6]
+    samples = [(5.0 + k, 1.0, bw) for k, bw in enumerate(held)]
+    assert bbr_model(samples, steady_from=5.0)["bw_held_share"] == pytest.approx(9 / 13)
+    assert bbr_model(samples[:2], steady_from=5.0)["bw_held_share"] is None  # too few to tell
 
 
 def test_bbr_model_of_a_flow_still_in_startup_or_too_short_for_a_steady_state():
     model = bbr_model([(0.5, 2.885, 1e6), (1.5, 2.885, 3e6)], steady_from=5.0)
-    assert model == {"left_startup_by_s": None, "bw_at_startup_exit_bps": None, "bw_p50_bps": None}
+    assert model == {"left_startup_by_s": None, "bw_at_startup_exit_bps": None, "bw_p50_bps": None,
+                     "bw_held_share": None}
     with pytest.raises(ValueError):
         bbr_model([], steady_from=0.0)

@@ -10,7 +10,7 @@ from bbrlab.results import RunDir, write_atomic, write_json
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def fake_run(root: Path, name: str, quick: bool, goodput: dict, estimate: dict | None = None) -> RunDir:
+def fake_run(root: Path, name: str, quick: bool, goodput: dict, model: dict | None = None) -> RunDir:
     """A finished run as the runner leaves it: spec, run.json, verdict, points, figure."""
     exp = spec.load(EXPERIMENTS / f"{name}.yaml", quick=quick)
     rundir = RunDir.create(root, name)
@@ -22,8 +22,9 @@ def fake_run(root: Path, name: str, quick: bool, goodput: dict, estimate: dict |
         cc = point.flows[0].cc
         write_json(folder / "point.json", {"id": point.id, "params": point.params, "flows": [{"cc": cc}]})
         metrics = {"loss": point.link.loss, "steady_goodput_mbps": goodput[(cc, point.link.loss)]}
-        if estimate and (cc, point.link.loss) in estimate:
-            metrics["bbr_bw_p50_mbps"] = estimate[(cc, point.link.loss)]
+        for metric, values in (model or {}).items():  # metric -> {(cc, loss): value}
+            if (cc, point.link.loss) in values:
+                metrics[metric] = values[(cc, point.link.loss)]
         write_json(folder / "metrics.json", metrics)
     write_json(rundir.path / "verdict.json", {
         "verdict": "reproduced", "cpu_bound_points": [], "holds": 1, "fails": 0,
@@ -78,9 +79,14 @@ def test_report_gives_todays_notes_even_for_a_run_made_before_they_were_written(
 def test_report_shows_bbrs_own_estimate_beside_its_goodput(tmp_path):
     goodput = {(cc, loss): 2.0 for cc in ("bbr", "cubic") for loss in (0.001, 0.01, 0.1)}
     estimate = {("bbr", 0.001): 80.0, ("bbr", 0.01): 3.5, ("bbr", 0.1): 2.1}
-    fake_run(tmp_path, "figure8", quick=True, goodput=goodput, estimate=estimate)
+    held = {("bbr", 0.001): 0.0, ("bbr", 0.01): 0.0, ("bbr", 0.1): 0.64}
+    fake_run(tmp_path, "figure8", quick=True, goodput=goodput,
+             model={"bbr_bw_p50_mbps": estimate, "bbr_bw_held_share": held})
     text = report.write(tmp_path, [spec.load(EXPERIMENTS / "figure8.yaml")]).read_text()
     ref = yaml.safe_load((EXPERIMENTS / "figure8.yaml").read_text())["reference"]["series"]
-    assert "| loss % | bbr ours | bbr's own bandwidth estimate | bbr ReBBR (CS244 2017) | cubic ours |" in text
-    assert f"| 1 | 2.00 | 3.50 | {ref['bbr'][1]:.2f} | 2.00 | {ref['cubic'][1]:.2f} |" in text
-    assert "|---|---|---|---|---|---|" in text
+    assert ("| loss % | bbr ours | bbr's own bandwidth estimate | bbr's estimate held (long-term mode) "
+            "| bbr ReBBR (CS244 2017) | cubic ours | cubic ReBBR (CS244 2017) |") in text
+    assert f"| 1 | 2.00 | 3.50 | 0% | {ref['bbr'][1]:.2f} | 2.00 | {ref['cubic'][1]:.2f} |" in text
+    assert f"| 10 | 2.00 | 2.10 | 64% | {ref['bbr'][10]:.2f} |" in text
+    assert f"| 20 | – | – | – | {ref['bbr'][20]:.2f} |" in text
+    assert "|---|---|---|---|---|---|---|" in text and "long-term (\"policer\") mode" in text
