@@ -431,8 +431,8 @@ def bbr_model(samples: Sequence[tuple[float, float, float]], steady_from: float)
     bw_held_share: the share of the steady samples in a run of at least HELD_SAMPLES
     samples with the same estimate to the bit. BBR's max filter moves with the delivery
     rate every few round trips, so an estimate held that long is Linux BBR's long-term
-    ("policer") mode: having seen about 20% loss in an interval, it pins bw to the average
-    it measured there for 48 round trips.
+    ("policer") mode: having lost 20% or more in two intervals of 4+ round trips that
+    delivered at about the same rate, it pins bw to their average for 48 round trips.
     """
     if not samples:
         raise ValueError("bbr_model of an empty sequence")

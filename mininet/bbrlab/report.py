@@ -69,9 +69,9 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
                   "measured; near it, BBR's model itself was low."]
     if model["bbr_bw_held_share"]:
         lines += ["", "Held: the share of `ss` samples after startup in a run of three or more with the "
-                  "same estimate to the bit. That is Linux BBR's long-term (\"policer\") mode: having seen "
-                  "about 20% loss in an interval, it pins its bandwidth to what it measured there for "
-                  "48 round trips."]
+                  "same estimate to the bit. That is Linux BBR's long-term (\"policer\") mode: having lost "
+                  "20% or more in two intervals of 4+ round trips that delivered at about the same rate, "
+                  "it pins its bandwidth to their average for 48 round trips."]
     return lines
 
 
