@@ -8,6 +8,7 @@ senders start at their scheduled offsets from one common time zero.
 from __future__ import annotations
 
 import itertools
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from .links import run
 from .topo import Event, FlowPlan, data_port
 
 LISTEN_TIMEOUT = 10.0
+STOP_WAIT = 3.0  # seconds iperf3 gets after SIGINT to write its JSON before it is killed
 GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
 DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer takes to drain
 
@@ -139,10 +141,19 @@ class Traffic:
                                "planned": event.at, "what": event.what, "epoch": time.time()})
 
     def stop(self) -> None:
+        """Stop what still runs: SIGINT first, so iperf3 writes what it measured and why it
+        stopped (a hung flow's evidence, kept with the failed point), then SIGKILL whatever
+        is left STOP_WAIT seconds later."""
+        alive = [p for fr in self.runs for p in (fr.client, fr.server) if p is not None and p.poll() is None]
+        for proc in alive:
+            proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + STOP_WAIT
+        for proc in alive:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         for fr in self.runs:
-            for proc in (fr.client, fr.server):
-                if proc is not None and proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
             for f in fr.files:
                 f.close()

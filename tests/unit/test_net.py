@@ -1,36 +1,14 @@
 """Reconfiguring a reused network between points: only what differs is applied again.
 
-Runs offline: Mininet is stood in for by two empty classes when it is not installed, and
-every command the testbed would run in a host is recorded instead of executed.
+Runs offline: Mininet is stood in for when it is not installed (conftest.py), and every
+command the testbed would run in a host is recorded instead of executed.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import sys
-import types
-
 import pytest
 
-from bbrlab import spec, topo
-
-try:  # the real Mininet, when this host has it
-    import mininet.link  # noqa: F401
-except ImportError:  # else the two names links.py takes from it (the repository's own
-    fake = types.ModuleType("mininet.link")  # mininet/ directory may stand as the package)
-    fake.__spec__ = importlib.machinery.ModuleSpec("mininet.link", None)
-    fake.Intf = type("Intf", (), {})
-    fake.Link = type("Link", (), {})
-    sys.modules["mininet.link"] = fake
-    try:
-        import mininet  # noqa: F401
-    except ImportError:
-        package = types.ModuleType("mininet")
-        package.__spec__ = importlib.machinery.ModuleSpec("mininet", None, is_package=True)
-        package.__path__ = []
-        sys.modules["mininet"] = package
-
-from bbrlab import links, net  # noqa: E402
+from bbrlab import links, net, spec, topo
 
 
 class Node:

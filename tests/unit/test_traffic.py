@@ -1,0 +1,52 @@
+"""Stopping the flows that still run: iperf3 gets SIGINT first, so a hung flow leaves the
+JSON it measured and the reason it stopped; whatever ignores it is killed."""
+
+import subprocess
+import sys
+import time
+
+from bbrlab import traffic
+
+# iperf3 on SIGINT: writes its JSON ("error": "interrupt - ...") and exits.
+WRITES_ON_SIGINT = """
+import signal, sys, time
+def stop(*_):
+    print('{"error": "interrupt - the client has terminated"}', flush=True)
+    sys.exit(1)
+signal.signal(signal.SIGINT, stop)
+print("ready", flush=True)
+time.sleep(60)
+"""
+# A process stuck where a signal does not reach it.
+IGNORES_SIGINT = """
+import signal, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def start(script: str, out_path) -> tuple[subprocess.Popen, object]:
+    out = open(out_path, "w")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while "ready" not in out_path.read_text() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc, out
+
+
+def test_stop_interrupts_first_and_kills_only_what_ignores_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(traffic, "STOP_WAIT", 1.0)
+    client, client_out = start(WRITES_ON_SIGINT, tmp_path / "client.json")
+    server, server_out = start(IGNORES_SIGINT, tmp_path / "server.json")
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    t = traffic.Traffic(None, (), (), tmp_path, 1.0)
+    t.runs = [traffic.FlowRun(flow=None, client=client, server=server, files=[client_out, server_out]),
+              traffic.FlowRun(flow=None, client=done)]
+    began = time.monotonic()
+    t.stop()
+    assert time.monotonic() - began < 5
+    assert client.returncode == 1 and "interrupt - the client has terminated" in (tmp_path / "client.json").read_text()
+    assert server.returncode == -9  # SIGINT ignored: killed after STOP_WAIT
+    assert client_out.closed and server_out.closed and done.returncode == 0
