@@ -184,6 +184,9 @@ def _some(labels: list[str], shown: int = 3) -> str:
 
 def verdict_lines(v: dict) -> list[str]:
     lines = [f"verdict: {v['verdict']}"]
+    done = v.get("points") or {}
+    if done and done["finished"] < done["total"]:  # a run still to be resumed: say what it rests on
+        lines[0] = f"verdict ({done['finished']} of {done['total']} points so far): {v['verdict']}"
     for r in v["claims"]:
         mark = {"holds": "PASS", "fails": "FAIL", "not evaluated": "n/a "}[r["status"]]
         # a failing claim shows the checks that failed first: they are the ones to read

@@ -57,6 +57,7 @@ def finish(rundir: RunDir, exp: Experiment) -> dict:
     write_json(rundir.path / "metrics.json", {"points": [
         {"params": r["params"], "metrics": r["metrics"]} for r in merged]})
     v = claims.verdict(exp.claims, records, fidelity_gate(rundir, exp))
+    v["points"] = {"finished": len(records), "total": len(exp.points)}
     meta = metadata.read_run(rundir)
     v["overhead"] = metadata.overhead(meta, records)
     write_json(rundir.path / "verdict.json", v)

@@ -283,3 +283,10 @@ def test_a_failing_claim_shows_its_failed_checks_first():
     line = claims.verdict_lines(v)[1]
     assert line.startswith("  [FAIL] BBR beats CUBIC  (loss=50%: 1.2; loss=1%: 3.0;")
     assert line.endswith("; 2 more)")
+
+
+def test_a_verdict_on_part_of_a_run_says_what_it_rests_on():
+    v = {"verdict": "reproduced", "claims": [], "cpu_bound_points": [], "points": {"finished": 73, "total": 130}}
+    assert claims.verdict_lines(v)[0] == "verdict (73 of 130 points so far): reproduced"
+    v["points"]["finished"] = 130
+    assert claims.verdict_lines(v)[0] == "verdict: reproduced"
