@@ -99,7 +99,9 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     lines += _reference_table(exp, records)
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
-    row = {"name": exp.name, "verdict": verdict["verdict"], "points": len(records),
+    total = meta.get("points_total") or len(exp.points)
+    row = {"name": exp.name, "verdict": verdict["verdict"],
+           "points": len(records) if len(records) >= total else f"{len(records)} of {total}",
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
     return lines + [""], row
 

@@ -1,5 +1,6 @@
 """The one-page report, written from results directories alone (no testbed)."""
 
+import shutil
 from pathlib import Path
 
 import yaml
@@ -45,6 +46,8 @@ def test_report_has_summary_sections_and_ours_next_to_rebbr(tmp_path):
     text = out.read_text()
     assert out == tmp_path / "report.md"
     assert "| figure8 | reproduced | 6 | 130 | 1.08 |" in text
+    shutil.rmtree(run.points_dir / "loss=0.1%,cc=cubic,rep1")  # a run still to be resumed
+    assert "| figure8 | reproduced | 5 of 6 | 130 | 1.08 |" in report.write(tmp_path, exps).read_text()
     assert "Not run yet: figure6." in text
     assert f"![figure8]({run.path.relative_to(tmp_path) / 'figure8.png'})" in text
     assert "[PASS] BBR beats CUBIC  (loss=1%: 42.0)" in text
