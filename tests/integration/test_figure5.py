@@ -132,10 +132,16 @@ def test_plot_redraws_from_the_results_alone(run, tmp_path):
     assert (copy / "figure5.png").stat().st_size > 40_000
     redrawn, original = read_json(copy / "verdict.json"), read_json(rundir.path / "verdict.json")
     assert redrawn["claims"] == original["claims"] and redrawn["verdict"] == original["verdict"]
-    # --strict judges stored results too: a claim no run can meet makes it exit 3.
-    spec_file = copy / "spec.yaml"
-    spec_file.write_text(spec_file.read_text().replace("max: 0.5", "max: 0.01"))
-    strict = subprocess.run([str(REPO / "bbrlab"), "plot", str(copy), "--strict"], capture_output=True, text=True,
+    # --strict judges stored results too: a claim no run can meet makes it exit 3. (The copy
+    # is renamed: a run that experiments/figure5.yaml describes is judged by today's file.)
+    lab = tmp_path / "figure5-strict" / rundir.path.name
+    lab.parent.mkdir(parents=True)
+    copy.rename(lab)
+    spec_file = lab / "spec.yaml"
+    text = spec_file.read_text()
+    assert "name: figure5\n" in text and "max: 0.5" in text
+    spec_file.write_text(text.replace("name: figure5\n", "name: figure5-strict\n").replace("max: 0.5", "max: 0.01"))
+    strict = subprocess.run([str(REPO / "bbrlab"), "plot", str(lab), "--strict"], capture_output=True, text=True,
                             timeout=120)
     assert strict.returncode == 3, strict.stderr
     assert "--strict: claim check says 'not reproduced'" in strict.stderr
