@@ -22,10 +22,18 @@ def _cell(value, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-# What BBR's model believed, from ss, beside its goodput: (metric, column, cell format).
+# What BBR's model believed, from ss, beside its goodput:
+# (metric, column, cell format, what the column means, printed under a table that has it).
 MODEL_COLUMNS = (
-    ("bbr_bw_p50_mbps", "{}'s own bandwidth estimate", lambda v: _cell(v)),
-    ("bbr_bw_held_share", "{}'s estimate held (long-term mode)", lambda v: f"{v:.0%}"),
+    ("bbr_bw_p50_mbps", "{}'s own bandwidth estimate", _cell,
+     "The own bandwidth estimate is BBR's max-filtered delivery rate as `ss` reports it "
+     "(median after startup): far above the goodput, the emulator carried less than BBR "
+     "measured; near it, BBR's model itself was low."),
+    ("bbr_bw_held_share", "{}'s estimate held (long-term mode)", lambda v: f"{v:.0%}",
+     "Held: the share of `ss` samples after startup in a run of three or more with the "
+     "same estimate to the bit. That is Linux BBR's long-term (\"policer\") mode: having lost "
+     "20% or more in two intervals of 4+ round trips that delivered at about the same rate, "
+     "it pins its bandwidth to their average for 48 round trips."),
 )
 
 
@@ -36,7 +44,7 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
         return []
     merged = claims.average_repetitions(records)
     ours: dict = {}
-    model: dict = {metric: {} for metric, _, _ in MODEL_COLUMNS}
+    model: dict = {column[0]: {} for column in MODEL_COLUMNS}
     for rec in merged:
         ccs = sorted({g["cc"] for g in rec["flows"]})
         key = (ccs[0], round(rec["metrics"]["loss"] * 100, 6))
@@ -49,7 +57,7 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     # per CC: the model's columns it has values for
     shown = {n: [c for c in MODEL_COLUMNS if any(k[0] == n for k in model[c[0]])] for n in names}
     head = "| loss % | " + " | ".join(
-        " | ".join([f"{n} ours"] + [title.format(n) for _, title, _ in shown[n]] + [f"{n} {source}"])
+        " | ".join([f"{n} ours"] + [title.format(n) for _, title, _, _ in shown[n]] + [f"{n} {source}"])
         for n in names) + " |"
     columns = 1 + sum(2 + len(shown[n]) for n in names)
     lines = ["", f"Goodput (Mbit/s) next to {source}:", "", head, "|---" * columns + "|"]
@@ -60,18 +68,12 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
             key = (n, round(loss, 6))
             cells.append(_cell(ours.get(key)))
             cells += [_cell(None) if model[metric].get(key) is None else fmt(model[metric][key])
-                      for metric, _, fmt in shown[n]]
+                      for metric, _, fmt, _ in shown[n]]
             cells.append(_cell(refs[n].get(loss)))
         lines.append(f"| {loss:g} | " + " | ".join(cells) + " |")
-    if model["bbr_bw_p50_mbps"]:
-        lines += ["", "The own bandwidth estimate is BBR's max-filtered delivery rate as `ss` reports it "
-                  "(median after startup): far above the goodput, the emulator carried less than BBR "
-                  "measured; near it, BBR's model itself was low."]
-    if model["bbr_bw_held_share"]:
-        lines += ["", "Held: the share of `ss` samples after startup in a run of three or more with the "
-                  "same estimate to the bit. That is Linux BBR's long-term (\"policer\") mode: having lost "
-                  "20% or more in two intervals of 4+ round trips that delivered at about the same rate, "
-                  "it pins its bandwidth to their average for 48 round trips."]
+    for metric, _, _, meaning in MODEL_COLUMNS:
+        if model[metric]:
+            lines += ["", meaning]
     return lines
 
 

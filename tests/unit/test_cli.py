@@ -1,6 +1,7 @@
 """The command line's contract with users: bad input gets one clear message naming the
 problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
 
+import copy
 import subprocess
 import sys
 import types
@@ -190,8 +191,9 @@ def test_plot_judges_an_old_run_with_todays_claims_when_it_measured_the_same(cap
     assert seen[-1].source == today.source == (rundir.path / "spec.yaml").read_text()
     assert len(seen[-1].claims) == len(today.claims) > 1
     # A --set run measured something today's file does not describe: its own spec judges it.
-    spec.set_path(yesterday, "link.rate", "20Mbit")  # (build copies the raw spec it is given)
-    overridden = _run_with_spec(tmp_path, yesterday)
+    faster = copy.deepcopy(yesterday)
+    spec.set_path(faster, "link.rate", "20Mbit")
+    overridden = _run_with_spec(tmp_path, faster)
     code, _, err = run_cli(capsys, "plot", str(overridden.path))
     assert code == 0 and "judged with" not in err and seen[-1].title == "yesterday's title"
     own = _run_with_spec(tmp_path, {**yesterday, "name": "a-lab-of-its-own"})  # no such file in experiments/
