@@ -195,6 +195,32 @@ machine_state() { # running, shutoff, not_created, ...
     vagrant_q status --machine-readable 2>/dev/null | awk -F, '$3 == "state" {print $4; exit}'
 }
 
+# A bbrlab_ domain this tree's Vagrant state does not name is left from a run that
+# never reached its destroy (a killed CI run, a rebooted host, another clone): vagrant
+# up then stops with "Name `bbrlab_default` ... is already taken". One that is shut off
+# is removed with its disk; a running one is removed only under CI=true, where the
+# machine belongs to the test run, and otherwise named with the commands to remove it.
+our_domain_uuid() { cat "$repo/.vagrant/machines/default/libvirt/id" 2>/dev/null || true; }
+
+clear_stale_domains() {
+    local dom uuid ours state
+    ours=$(our_domain_uuid)
+    for dom in $(virsh -q list --all --name 2>/dev/null | grep '^bbrlab_' || true); do
+        uuid=$(virsh domuuid "$dom" 2>/dev/null | head -n1)
+        [[ -n $ours && $uuid == "$ours" ]] && continue
+        state=$(virsh domstate "$dom" 2>/dev/null | head -n1)
+        if [[ $state != "shut off" && ${CI:-} != true ]]; then
+            die "libvirt domain $dom ($state) is not this tree's VM (.vagrant names ${ours:-none}); if it is a leftover, remove it: virsh destroy $dom; virsh undefine $dom --remove-all-storage"
+        fi
+        [[ $state == "shut off" ]] || virsh destroy "$dom" >/dev/null 2>&1 || true
+        # A disk already deleted makes --remove-all-storage complain: then plain undefine.
+        virsh undefine "$dom" --remove-all-storage --managed-save --snapshots-metadata >/dev/null 2>&1 \
+            || virsh undefine "$dom" --managed-save --snapshots-metadata >/dev/null \
+            || die "cannot remove the leftover libvirt domain $dom: virsh undefine $dom --remove-all-storage"
+        log "removed leftover libvirt domain $dom ($state, uuid $uuid) that no Vagrant state here names"
+    done
+}
+
 # ---------------------------------------------------------------- up, run, pull
 do_up() {
     need_root up
@@ -208,6 +234,7 @@ do_up() {
         log "VM already running: syncing the tree"
         step "vagrant rsync" vagrant_q rsync >&2
     else
+        clear_stale_domains
         step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2
     fi
 }
@@ -283,7 +310,8 @@ do_provision_check() {
 do_destroy() {
     need_root destroy
     step daemons do_daemons
-    step "vagrant destroy" vagrant_q destroy -f >&2
+    step "vagrant destroy" vagrant_q destroy -f >&2 || true
+    clear_stale_domains
     local vol
     for vol in $(virsh -q vol-list default 2>/dev/null | awk '$1 ~ /^(bbrlab_|debian-VAGRANTSLASH-bookworm64_vagrant_box_image_)/ {print $1}'); do
         virsh vol-delete --pool default "$vol" >/dev/null && log "deleted volume $vol"
