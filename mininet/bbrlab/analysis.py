@@ -17,12 +17,25 @@ from .topo import BOTTLENECK_HANDLE, Plan, build_plan
 
 PAYLOAD_BYTES = 1448
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
+BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
 CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
 # A backlogged bottleneck that sends below 85% of its rate is the emulator's limit, not the
 # CC's (measured on a 2-vCPU TCG guest: 0.87-0.99 at 10 Mbit/s, 0.75-0.77 at 100 Mbit/s).
 LINK_DELIVERY_MIN = 0.85
 LINK_DELIVERY_MIN_SECONDS = 1.0  # backlogged time needed to judge it
+
+
+def held_share_visible(rtt: float, ss_interval: float) -> bool:
+    """Whether ss samples ss_interval apart can tell BBR's long-term mode from its max filter.
+
+    Long-term mode holds one bw for BBR_LT_ROUNDS round trips, which must span HELD_SAMPLES
+    samples; the max filter keeps a sample for BBR_BW_FILTER_ROUNDS, which must not span the
+    HELD_SAMPLES - 1 intervals between them, or a steady flow reads as held (measured at
+    500 ms RTT: 0.75 held at 0.001% loss).
+    """
+    return (BBR_LT_ROUNDS * rtt >= m.HELD_SAMPLES * ss_interval
+            and BBR_BW_FILTER_ROUNDS * rtt < (m.HELD_SAMPLES - 1) * ss_interval)
 
 
 def _read(path: Path) -> str:
@@ -142,9 +155,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
                  if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
         if model:
             bbr = m.bbr_model(model, offset + startup)
-            # A held estimate shows only when its 48 round trips span enough ss samples.
-            lt_hold = BBR_LT_ROUNDS * (point.flows[flow.group].rtt or link.rtt)
-            visible = lt_hold >= m.HELD_SAMPLES * point.sampling.ss_interval
+            visible = held_share_visible(point.flows[flow.group].rtt or link.rtt, point.sampling.ss_interval)
             flow_rows[-1].update({
                 "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
                 "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),

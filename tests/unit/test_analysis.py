@@ -106,3 +106,14 @@ def test_a_flow_whose_data_connection_never_came_up_fails_with_both_ends_words()
     text = str(err.value)
     assert text.startswith("flow f1: client: ") and "unable to connect stream: Connection timed out" in text
     assert "server: iperf3 reported an error: error - idle timeout for receiving data" in text
+
+
+@pytest.mark.parametrize("rtt, visible", [
+    (0.010, False),  # 48 round trips are 0.48 s: a long-term hold spans no three 1 s samples
+    (0.100, True),  # figure 8: holds of 4.8 s; the max filter keeps a sample 1 s
+    (0.200, False),  # the max filter alone keeps a sample 2 s, across three samples
+    (0.500, False),  # measured: 0.75 of a steady flow's samples "held" at 0.001% loss
+])
+def test_held_share_is_given_only_where_long_term_mode_and_the_max_filter_differ(rtt, visible):
+    assert analysis.held_share_visible(rtt, 1.0) is visible
+    assert analysis.held_share_visible(rtt / 5, 0.2) is visible  # the same in round trips per sample
