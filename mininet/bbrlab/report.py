@@ -83,13 +83,14 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     verdict = read_json(rundir.path / "verdict.json")
     meta = metadata.read_run(rundir)
     records = rundir.point_records()
+    total = meta.get("points_total") or len(exp.points)
     figure = rundir.path / f"{exp.name}.png"
     rel = os.path.relpath(figure, out_dir)
     over = verdict.get("overhead") or {}
     system = meta.get("system", {})
     lines = [f"## {exp.title}", "", exp.description, "",
              f"![{exp.name}]({rel})", "",
-             f"- run: `{rundir.path}` ({meta.get('status')}, {len(records)} of {meta.get('points_total')} points, "
+             f"- run: `{rundir.path}` ({meta.get('status')}, {len(records)} of {total} points, "
              f"git {meta.get('git', '?')[:12]})",
              f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
              f"{system.get('virtualization')}",
@@ -101,7 +102,6 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     lines += _reference_table(exp, records)
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
-    total = meta.get("points_total") or len(exp.points)
     row = {"name": exp.name, "verdict": verdict["verdict"],
            "points": len(records) if len(records) >= total else f"{len(records)} of {total}",
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
