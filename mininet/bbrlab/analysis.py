@@ -24,6 +24,7 @@ CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can sa
 # CC's (measured on a 2-vCPU TCG guest: 0.87-0.99 at 10 Mbit/s, 0.75-0.77 at 100 Mbit/s).
 LINK_DELIVERY_MIN = 0.85
 LINK_DELIVERY_MIN_SECONDS = 1.0  # backlogged time needed to judge it
+PEAK_WINDOW = 0.1  # seconds: the window over which the link's highest rate is judged
 
 
 def held_share_visible(rtt: float, ss_interval: float) -> bool:
@@ -180,21 +181,37 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
         out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
         out["bbr_bw_held_share"] = flow_rows[0]["bbr_bw_held_share"]
+        # above 1, short delivery-rate samples overshot the link: a bursty shaper
+        out["bbr_bw_ratio"] = round(out["bbr_bw_p50_mbps"] / out["link_mbps"], 4)
 
-    # -- fairness among concurrent flows
-    if len(per_flow_series) > 1 and all(per_flow_series):
-        aligned = m.align_series(per_flow_series, point.sampling.iperf_interval)
-        jain = m.jain_over_time(aligned, aligned.active)
-        series["jain"] = _round(jain)
-        all_active_from = max(s[0][0] for s in per_flow_series)
-        tail = [j for t, j in jain if t >= all_active_from]
-        out["jain_mean"] = round(sum(tail) / len(tail), 4) if tail else None
-        last = [j for t, j in jain if t >= end - max(5.0, 0.2 * end)]
-        out["jain_final"] = round(sum(last) / len(last), 4) if last else None
-        conv = m.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
-        out["convergence_s"] = round(conv - all_active_from, 3) if conv is not None else None
+    _fairness(point, per_flow_series, end, series, out)
+    rtts_all = _rtt(plan, raw, t0, end, startup, series, out)
+    _bottleneck(point, plan, raw, t0, end, series, out)
+    _adaptation(point, per_flow_series, series, out)
+    _cpu(raw, t0, end, series, out)
+    if not rtts_all and not flow_rows:
+        raise ParseError(f"{folder}: no samples at all")
+    return series, out
 
-    # -- RTT seen by packets crossing the bottleneck (ping), idle before time zero
+
+def _fairness(point: Point, per_flow_series: list, end: float, series: dict, out: dict) -> None:
+    """Fairness among concurrent flows: Jain's index over time, and when it converged."""
+    if not (len(per_flow_series) > 1 and all(per_flow_series)):
+        return
+    aligned = m.align_series(per_flow_series, point.sampling.iperf_interval)
+    jain = m.jain_over_time(aligned, aligned.active)
+    series["jain"] = _round(jain)
+    all_active_from = max(s[0][0] for s in per_flow_series)
+    tail = [j for t, j in jain if t >= all_active_from]
+    out["jain_mean"] = round(sum(tail) / len(tail), 4) if tail else None
+    last = [j for t, j in jain if t >= end - max(5.0, 0.2 * end)]
+    out["jain_final"] = round(sum(last) / len(last), 4) if last else None
+    conv = m.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
+    out["convergence_s"] = round(conv - all_active_from, 3) if conv is not None else None
+
+
+def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: dict, out: dict) -> list:
+    """RTT seen by packets crossing the bottleneck (ping), idle before time zero."""
     rtts_all, idle = [], []
     for group in sorted({f.group for f in plan.flows}):
         samples = parsers.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
@@ -211,8 +228,14 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     if idle:
         out["idle_rtt_ms"] = round(m.percentile(idle, 50), 3)
         out["idle_rtt_error_ms"] = round(out["idle_rtt_ms"] - out["base_rtt_ms"], 3)
+    return rtts_all
 
-    # -- bottleneck queue
+
+def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
+    """The bottleneck's queue, how busy it was, and whether it sent at its rate (from its own
+    counters, and from the frames that left it when they were captured)."""
+    link = point.link
+    startup = point.sampling.startup
     qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
@@ -224,8 +247,8 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         out["queue_max_pkts"] = max(during)
         out["bottleneck_drops"] = qsamples[-1].drops - qsamples[0].drops
 
-    # -- configured bottleneck rate over time; how busy the link was while the flows were
-    # meant to run (after startup); how fast flows followed a change
+    # configured bottleneck rate over time; how busy the link was while the flows were
+    # meant to run (after startup)
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
     planned = [f.start + f.duration for f in plan.flows if f.duration is not None]
     window_end = min(end, max(planned)) if planned and len(planned) == len(plan.flows) else end
@@ -250,26 +273,57 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["link_delivery"] = min((d["delivery"] for d in by_rate), default=None)
     out["link_short"] = out["link_delivery"] is not None and out["link_delivery"] < LINK_DELIVERY_MIN
     series["link_rate"] = [[t, r / 1e6] for t, r in rate_steps]
-    if link.changes and per_flow_series:
-        total = m.align_series(per_flow_series, point.sampling.iperf_interval)
-        agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
-        times, targets = [], []
-        delivered = {d["from_s"]: d["delivery"] for d in by_rate}
-        previous = link.rate
-        for change in link.changes:
-            # the bandwidth a flow can find is what the link really sends at the new rate,
-            # unless that would turn the step around (a link far below its rate: flagged)
-            target = change.rate * min(1.0, delivered.get(change.at, 1.0))
-            if target <= 0 or (target > previous) != (change.rate > previous):
-                target = change.rate
-            previous = change.rate
-            times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
-            targets.append(round(target / 1e6, 4))
-        out["adapt_targets_mbps"] = targets
-        out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
-        out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
+    peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
+    if peak is not None:
+        out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
 
-    # -- CPU: a saturated emulator silently produces wrong numbers
+
+def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple[float, float] | None:
+    """(highest rate over any 100 ms, its ratio to the rate then configured) of the frames
+    that left the bottleneck between START and END, or None without a capture."""
+    if not pcap.is_file():
+        return None
+    frames = [(t - t0, n) for t, n in parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
+    best = (0.0, 0.0)
+    for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
+        t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end
+        part = [f for f in frames if t_from <= f[0] < t_to]
+        try:
+            peak = m.peak_window_bps(part, PEAK_WINDOW)
+        except ValueError:
+            continue
+        if peak / bps > best[1]:
+            best = (peak, peak / bps)
+    return best if best[1] > 0 else None
+
+
+def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) -> None:
+    """How fast the flows together followed each configured rate change."""
+    link = point.link
+    by_rate = out["link_delivery_by_rate"]
+    if not (link.changes and per_flow_series):
+        return
+    total = m.align_series(per_flow_series, point.sampling.iperf_interval)
+    agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
+    times, targets = [], []
+    delivered = {d["from_s"]: d["delivery"] for d in by_rate}
+    previous = link.rate
+    for change in link.changes:
+        # the bandwidth a flow can find is what the link really sends at the new rate,
+        # unless that would turn the step around (a link far below its rate: flagged)
+        target = change.rate * min(1.0, delivered.get(change.at, 1.0))
+        if target <= 0 or (target > previous) != (change.rate > previous):
+            target = change.rate
+        previous = change.rate
+        times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
+        targets.append(round(target / 1e6, 4))
+    out["adapt_targets_mbps"] = targets
+    out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
+    out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
+
+
+def _cpu(raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
+    """CPU: a saturated emulator silently produces wrong numbers."""
     cpus = _cpu_series(_read(raw / "cpu.txt"), t0)
     cpu = cpus.pop("cpu", [])
     series["cpu"] = _round(cpu, 3)
@@ -281,9 +335,6 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         out["cpu_core_busy_max"] = round(max(per_core), 4) if per_core else None
         out["cpu_bound"] = (out["cpu_busy_mean"] > CPU_BOUND_BUSY
                             or (out["cpu_core_busy_max"] or 0) > CORE_BOUND_BUSY)
-    if not rtts_all and not flow_rows:
-        raise ParseError(f"{folder}: no samples at all")
-    return series, out
 
 
 def reanalyze(rundir: RunDir, exp: Experiment) -> int:

@@ -54,7 +54,7 @@ def _preflight(points: list[spec.Point]) -> None:
     from . import preflight
 
     preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
-                    pcap=any(p.sampling.pcap for p in points), lossy=any(p.link.loss for p in points))
+                    pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points))
 
 
 def cmd_list(args) -> int:
@@ -90,8 +90,10 @@ def cmd_run(args) -> int:
 
     root = Path(args.results)
     try:
+        calibration = _calibration(args, subset)
         rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
-                                       cli=sys.argv[1:], subset=subset if args.only else None)
+                                       cli=sys.argv[1:], subset=subset if args.only else None,
+                                       calibration=calibration)
     except runner.Interrupted as exc:
         print(f"bbrlab: {exc}", file=sys.stderr)
         return EXIT_INTERRUPT
@@ -146,6 +148,11 @@ def cmd_suite(args) -> int:
     points_left = sum(map(len, left.values()))
     print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
           f"{points_left} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
+    try:  # measured first on a machine without one, unless nothing is left to run
+        calibration = _calibration(args, [p for todo in left.values() for p in todo]) if points_left else None
+    except runner.Interrupted as exc:
+        print(f"bbrlab: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPT
     verdicts, failed = {}, []
     started, flows_done, points_done = time.monotonic(), 0.0, 0
     for n, exp in enumerate(exps, 1):
@@ -170,7 +177,8 @@ def cmd_suite(args) -> int:
         points_done += len(left[exp.name])
         points_left -= len(left[exp.name])
         try:
-            rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:])
+            rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:],
+                                           calibration=calibration)
         except runner.Interrupted as exc:
             print(f"bbrlab: {exc}", file=sys.stderr)
             return EXIT_INTERRUPT
@@ -254,6 +262,28 @@ def _strict_status(args, verdict: dict) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    points = spec.load(EXPERIMENTS / "fidelity.yaml", args.set or [], quick=args.quick).points
+    _preflight(list(points))
+    from . import calibrate
+
+    cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [])
+    print("\n".join(calibrate.table(cal)))
+    whatif = "  (a what-if: runs keep using this machine's calibration)" if args.set else ""
+    print(f"calibration: {cal['file']}{whatif}")
+    return 0
+
+
+def _calibration(args, points: list[spec.Point]) -> dict | None:
+    """The machine's calibration the run is judged against (measured first on first use);
+    none for the fidelity experiment itself, which is what calibration runs."""
+    if all(p.experiment == "fidelity" for p in points):  # also: no points at all
+        return None
+    from . import calibrate
+
+    return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
+
+
 def cmd_preflight(args) -> int:
     from . import preflight
 
@@ -307,6 +337,12 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write the one-page report from the latest run of each experiment")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(func=cmd_report)
+    cal = sub.add_parser("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
+                         "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
+    cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
+    cal.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
+    cal.set_defaults(func=cmd_calibrate)
     sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
     sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)

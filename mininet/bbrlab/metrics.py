@@ -225,6 +225,33 @@ def backlogged_delivery(samples: Sequence[tuple[float, int, int]], rate_steps: S
     return sent / capacity, covered
 
 
+def peak_window_bps(frames: Sequence[tuple[float, int]], window: float = 0.1) -> float:
+    """The highest rate over any WINDOW seconds of FRAMES ((t, bytes) of each frame as it
+    left the link, sorted by t).
+
+    A frame's time marks the end of its transmission, so a window starting at one frame
+    counts the frames after it up to WINDOW later: a link sending exactly at its rate never
+    reads above it, one that releases a clump after a late timer does.
+    """
+    if window <= 0:
+        raise ValueError(f"window must be positive, got {window}")
+    if len(frames) < 2 or frames[-1][0] - frames[0][0] < window:
+        raise ValueError(f"the frames span less than one {window:g} s window")
+    best, inside, j = 0, 0, 0
+    times = [t for t, _ in frames]
+    for i, t in enumerate(times):
+        if j <= i:
+            j, inside = i + 1, 0
+        while j < len(frames) and times[j] <= t + window:
+            inside += frames[j][1]
+            j += 1
+        if t + window <= times[-1]:  # only whole windows
+            best = max(best, inside)
+        if j > i + 1:
+            inside -= frames[i + 1][1]  # the next window starts at frame i+1, which it excludes
+    return 8 * best / window
+
+
 def steady_state(series: Series, skip_s: float) -> float:
     """Mean value after skipping the first skip_s seconds (startup) of the series."""
     if not series:

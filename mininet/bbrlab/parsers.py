@@ -13,6 +13,7 @@ iproute2 6.1 ss/tc, iputils ping); see tests/fixtures/capture.sh.
 from __future__ import annotations
 
 import json
+import struct
 import re
 from dataclasses import astuple, dataclass
 from typing import Any
@@ -420,6 +421,70 @@ def parse_tc_qdiscs(text: str) -> list[QdiscSample]:
         if lines:
             samples.extend(_qdisc_sample(t, raw) for raw in parse_tc_json("\n".join(lines)))
     return samples
+
+
+# ---------------------------------------------------------------- pcap
+
+PCAP_MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+              b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
+
+
+def parse_pcap_frames(data: bytes) -> list[tuple[float, int]]:
+    """(epoch seconds, frame length on the wire) of every packet of a classic pcap file
+    (tcpdump -w), in file order. Only the record headers are read: a capture cut short
+    by its -s snap length keeps each frame's original length. A file cut off mid-record
+    (tcpdump killed) keeps the complete records before the cut."""
+    if len(data) < 24:
+        raise ParseError("pcap: shorter than its 24-byte file header")
+    if data[:4] not in PCAP_MAGIC:
+        raise ParseError(f"pcap: unknown magic {data[:4].hex()} (not a tcpdump -w file?)")
+    order, unit = PCAP_MAGIC[data[:4]]
+    record = struct.Struct(order + "IIII")
+    frames, offset = [], 24
+    while offset + record.size <= len(data):
+        sec, frac, caplen, wire = record.unpack_from(data, offset)
+        offset += record.size + caplen
+        if offset > len(data):
+            break
+        frames.append((sec + frac * unit, wire))
+    return frames
+
+
+# ---------------------------------------------------------------- cyclictest
+
+
+def parse_cyclictest(text: str) -> dict:
+    """Timer lateness from `cyclictest -q -h N` (rt-tests): its histogram lines
+    ("<us> <count>") and its "# Min/Avg/Max Latencies" summary, in microseconds.
+    Returns min_us, avg_us, p50_us, p99_us, max_us and samples."""
+    hist: list[tuple[int, int]] = []
+    summary: dict[str, float] = {}
+    overflows = 0
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and all(f.isdigit() for f in fields):
+            hist.append((int(fields[0]), int(fields[1])))
+        elif line.startswith("# ") and ":" in line:
+            name, _, value = line[2:].partition(":")
+            words = value.split()
+            if name.strip() in ("Min Latencies", "Avg Latencies", "Max Latencies") and words and words[0].isdigit():
+                summary[name.split()[0].lower()] = float(words[0])
+            elif name.strip() == "Histogram Overflows" and words and words[0].isdigit():
+                overflows = int(words[0])
+    total = sum(n for _, n in hist) + overflows
+    if not total or not {"min", "avg", "max"} <= set(summary):
+        raise ParseError("cyclictest: no histogram or no Min/Avg/Max summary (run with -q -h N)")
+
+    def quantile(q: float) -> float:
+        seen = 0
+        for us, n in hist:
+            seen += n
+            if seen >= q * total:
+                return float(us)
+        return summary["max"]  # in the overflow bucket: at most the largest seen
+
+    return {"min_us": summary["min"], "avg_us": summary["avg"], "p50_us": quantile(0.5),
+            "p99_us": quantile(0.99), "max_us": summary["max"], "samples": total}
 
 
 # ---------------------------------------------------------------- /proc/stat

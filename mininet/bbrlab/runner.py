@@ -82,7 +82,7 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     grace = grace_seconds(point.link.full_buffer_seconds(slowest))
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
-                        point.sampling.pcap)
+                        point.sampling.pcap, point.sampling.link_pcap)
     begun = time.monotonic()
     try:
         traffic.start_servers()
@@ -111,8 +111,12 @@ def order_points(exp: Experiment, seed: int, shuffle: bool) -> list[Point]:
 
 
 def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
-                   cli: list[str] | None = None, subset: list[Point] | None = None) -> RunDir:
-    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory."""
+                   cli: list[str] | None = None, subset: list[Point] | None = None,
+                   calibration: dict | None = None) -> RunDir:
+    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory.
+
+    CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
+    the points beyond it are judged inconclusive."""
     wanted = {p.id for p in subset} if subset is not None else None
     rundir = RunDir.find_resumable(root, exp.name, exp.identity) if resume else None
     if rundir is not None:
@@ -126,6 +130,9 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
         meta = metadata.new_run(exp, exp.identity, cli or [])
     meta["status"] = "running"
     meta.setdefault("sessions", []).append({"started": time.time(), "git": metadata.git_revision()})
+    if calibration is not None:
+        meta["calibration"] = calibration
+        meta["sessions"][-1]["calibration"] = calibration["key"]
     write_json(rundir.path / "run.json", meta)
 
     done = rundir.finished_points()

@@ -25,6 +25,8 @@ from .errors import SpecError
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
 PACING_MODES = ("fq", "internal")
+SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
+DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
               "link_fidelity")
@@ -40,15 +42,16 @@ DEFAULT_SYSCTLS = {
 # Where a list means "sweep this": dotted paths, '*' matching a flow group index.
 SWEEPABLE = (
     "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
-    "link.forward_share", "link.burst", "pacing",
+    "link.forward_share", "link.burst", "link.shaper", "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
     "flows.*.until", "flows.*.size", "flows.*.rtt",
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
-LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes"}
+LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
+             "shaper"}
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
-SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "startup"}
+SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
@@ -91,8 +94,9 @@ class Link:
     loss_direction: str = "data"
     jitter: float = 0.0
     forward_share: float = 0.5
-    burst: int | None = None  # bytes; None = sized from the rate
+    burst: int | None = None  # bytes, htb and tbf only; None = sized from the rate
     changes: tuple[RateChange, ...] = ()
+    shaper: str = DEFAULT_SHAPER
 
     @property
     def buffer_packets(self) -> int:
@@ -125,6 +129,7 @@ class Sampling:
     ss_interval: float = 0.5  # ss -tin per flow: one process per sample, costly under emulation
     iperf_interval: float = 0.5
     pcap: bool = False
+    link_pcap: bool = False  # frame headers as they leave the bottleneck: its rate over 100 ms windows
     startup: float = 2.0
 
 
@@ -256,7 +261,11 @@ def _link(raw: Any) -> Link:
         forward_share=float(share),
         burst=None if burst == "auto" else units.size(burst, "link.burst"),
         changes=tuple(sorted(steps, key=lambda c: c.at)),
+        shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
     )
+    if link.shaper == "netem" and "burst" in raw and burst != "auto":
+        raise SpecError("link.burst: netem's rate has no burst (it catches up after a late timer by itself); "
+                        "give link.shaper: htb or tbf to set one")
     if link.buffer_packets < 2:
         raise SpecError(f"link.buffer: {link.buffer.label()} is under 2 packets at this rate and RTT")
     if link.jitter > link.rtt * link.forward_share + 1e-12:
@@ -299,15 +308,16 @@ def _flows(raw: Any) -> tuple[FlowGroup, ...]:
 
 def _sampling(raw: Any) -> Sampling:
     raw = _check_keys(raw or {}, SAMPLING_KEYS, "sampling")
-    pcap = raw.get("pcap", False)
-    if not isinstance(pcap, bool):
-        raise SpecError(f"sampling.pcap: expected true or false, got {pcap!r}")
+    for flag in ("pcap", "link_pcap"):
+        if not isinstance(raw.get(flag, False), bool):
+            raise SpecError(f"sampling.{flag}: expected true or false, got {raw[flag]!r}")
     sampling = Sampling(
         interval=units.duration(raw.get("interval", "100ms"), "sampling.interval", allow_zero=False),
         ss_interval=units.duration(raw.get("ss_interval", "500ms"), "sampling.ss_interval", allow_zero=False),
         iperf_interval=units.duration(raw.get("iperf_interval", "500ms"), "sampling.iperf_interval",
                                       allow_zero=False),
-        pcap=pcap,
+        pcap=raw.get("pcap", False),
+        link_pcap=raw.get("link_pcap", False),
         startup=units.duration(raw.get("startup", "2s"), "sampling.startup"),
     )
     if sampling.iperf_interval < 0.1:
@@ -465,6 +475,10 @@ def identity(raw: dict, name: str) -> str:
     """A run's identity: the hash of what its points measure, blind to key order and to
     the keys that only judge or describe it. Two specs with one identity measure the same."""
     measured = {k: raw[k] for k in MEASURED_KEYS if k in raw}
+    if isinstance(measured.get("link"), dict) and "shaper" not in measured["link"]:
+        # the default shaper is part of what runs measure (runs made before link.shaper
+        # existed used htb and must not be resumed with another)
+        measured["link"] = dict(measured["link"], shaper=DEFAULT_SHAPER)
     text = json.dumps({"name": name, **measured}, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -6,7 +6,7 @@
 
 Every egress queue has one job, so no two emulation features are entangled:
 - sender egress: fq (pacing) or nothing (the kernel's TCP-internal pacing);
-- r1 -> r2: htb at the bottleneck rate with a pfifo/bfifo leaf: THE buffer;
+- r1 -> r2: the shaper at the bottleneck rate (shapers.py) and its queue: THE buffer;
 - r2 -> receiver: netem with the data direction's delay, jitter and random loss;
 - receiver -> r2: netem with the ACK direction's delay (and loss when asked).
 The netem delay lines get a limit far above the packets in flight, so the only place a
@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .spec import FRAME_BYTES, Point
+from . import shapers
+from .shapers import BOTTLENECK_HANDLE  # noqa: F401 - part of the plan's vocabulary
+from .spec import Point
 from .units import fmt_fraction, fmt_rate, fmt_time
 
-BOTTLENECK_HANDLE = "10:"  # the leaf qdisc that holds the buffer; sampled for backlog
 BASE_PORT = 5201
 
 
@@ -90,37 +91,10 @@ class Plan:
         return [end for link in self.links for end in (link.end1, link.end2)]
 
 
-def htb_burst(rate_bps: float, burst: int | None) -> int:
-    """Bytes the shaper may send back to back: 1 ms at the rate, at least two frames.
-
-    tc's default burst is computed for HZ timers and is too small at high rates; too
-    large a burst lets the link run above its rate in bursts.
-    """
-    if burst is not None:
-        return burst
-    return max(2 * FRAME_BYTES, int(rate_bps / 8 * 0.001))
-
-
 def netem_limit(rate_bps: float, delay_s: float) -> int:
     """A delay-line limit that never drops: 4x the packets the line can hold, at least 10000."""
     in_flight = rate_bps * delay_s / 8 / 64  # even if every packet were a 64-byte ACK
     return max(10_000, int(4 * in_flight))
-
-
-def _bottleneck_tc(dev: str, point: Point) -> tuple[tuple[str, ...], ...]:
-    link = point.link
-    burst = htb_burst(link.rate, link.burst)
-    if link.buffer.unit == "bytes":
-        leaf = ("bfifo", "limit", str(int(link.buffer.value)))
-    else:
-        leaf = ("pfifo", "limit", str(link.buffer_packets))
-    return (
-        ("tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"),
-        ("tc", "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-         "rate", f"{int(link.rate)}bit", "ceil", f"{int(link.rate)}bit",
-         "burst", str(burst), "cburst", str(burst), "quantum", str(FRAME_BYTES)),
-        ("tc", "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", BOTTLENECK_HANDLE) + leaf,
-    )
 
 
 # iperf3's data connections bind a client port in this block (--cport): below Linux's
@@ -161,14 +135,6 @@ def _netem_tc(dev: str, delay: float, jitter: float, loss: float, rate_bps: floa
         ("tc", "filter", "replace", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
          "match", "ip", "protocol", "6", "0xff", "match", "ip", port_field, str(value), hex(mask), "flowid", "1:1"),
     )
-
-
-def rate_change(dev: str, rate_bps: float, burst: int | None) -> tuple[str, ...]:
-    """The command that moves the bottleneck to a new rate while flows run."""
-    b = htb_burst(rate_bps, burst)
-    return ("tc", "class", "change", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-            "rate", f"{int(rate_bps)}bit", "ceil", f"{int(rate_bps)}bit",
-            "burst", str(b), "cburst", str(b), "quantum", str(FRAME_BYTES))
 
 
 def _subnet(index: int) -> tuple[str, str, str]:
@@ -215,7 +181,7 @@ def build_plan(point: Point) -> Plan:
         index += 1
 
     a, b, _ = _subnet(index)
-    bottleneck = IntfPlan("r1", "r1-eth0", a, "bottleneck", _bottleneck_tc("r1-eth0", point))
+    bottleneck = IntfPlan("r1", "r1-eth0", a, "bottleneck", shapers.setup("r1-eth0", link))
     links.append(LinkPlan(bottleneck, IntfPlan("r2", "r2-eth0", b, "plain")))
     routes["r1"].append(("ip", "route", "replace", "default", "via", b.split("/")[0]))
     routes["r2"].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
@@ -252,7 +218,7 @@ def build_plan(point: Point) -> Plan:
             k += 1
 
     events = tuple(
-        Event(c.at, "r1", rate_change("r1-eth0", c.rate, link.burst), f"bottleneck rate -> {fmt_rate(c.rate)}")
+        Event(c.at, "r1", shapers.rate_change("r1-eth0", link, c.rate), f"bottleneck rate -> {fmt_rate(c.rate)}")
         for c in link.changes)
 
     summary = {
@@ -261,6 +227,7 @@ def build_plan(point: Point) -> Plan:
         "buffer": f"{link.buffer_packets} pkt ({_bdps(link.buffer_packets / max(link.bdp_packets, 1e-9))} BDP)",
         "loss": fmt_fraction(link.loss),
         "pacing": point.pacing,
+        "shaper": link.shaper,
     }
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
                 tuple(flows), events, bottleneck, summary)

@@ -67,8 +67,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
                            "--set", "pacing=fq")
     assert code == 0
     assert "figure5: 2 point(s); sweep axes: cc=['bbr', 'cubic']" in out
-    assert "htb rate 20000000bit" in out
-    assert "pfifo limit 175" in out
+    assert "netem limit 175 rate 20000000bit" in out
     assert "[snd1] tc qdisc replace dev snd1-eth0 root fq" in out
     assert list(tmp_path.iterdir()) == []
 

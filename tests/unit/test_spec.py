@@ -342,11 +342,28 @@ def test_jitter_may_reach_the_data_direction_delay(jitter, share):
 
 def test_link_options_and_defaults():
     changes = [{"at": "20s", "rate": "5Mbit"}, {"at": "10s", "rate": "20Mbit"}]
-    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": 0.02, "link.loss_direction": "both"})
+    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": 0.02, "link.loss_direction": "both",
+                   "link.shaper": "htb"})
     link = spec.build(raw).points[0].link
-    assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both"
+    assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both" and link.shaper == "htb"
     assert link.changes == (spec.RateChange(10.0, 20e6), spec.RateChange(20.0, 5e6))  # sorted by time
     assert link.bdp_packets == pytest.approx(10e6 * 0.04 / 8 / 1500)
+
+
+def test_shaper_defaults_to_netem_and_a_burst_needs_a_token_shaper():
+    assert spec.build(with_()).points[0].link.shaper == spec.DEFAULT_SHAPER == "netem"
+    with pytest.raises(SpecError, match="^link.burst: netem's rate has no burst"):
+        spec.build(with_(**{"link.burst": "64KB"}))
+    with pytest.raises(SpecError, match="^link.shaper: 'cake' is not one of netem, htb, tbf"):
+        spec.build(with_(**{"link.shaper": "cake"}))
+    assert spec.build(with_(**{"link.burst": "64KB", "link.shaper": "tbf"})).points[0].link.burst == 64_000
+
+
+def test_identity_counts_the_default_shaper():
+    """Runs made before link.shaper existed used htb: a spec without the key must not resume them."""
+    plain, explicit = with_(), with_(**{"link.shaper": "netem"})
+    assert spec.identity(plain, "x") == spec.identity(explicit, "x")
+    assert spec.identity(plain, "x") != spec.identity(with_(**{"link.shaper": "htb"}), "x")
 
 
 def test_sysctls_merge_with_defaults_and_normalise_whitespace():

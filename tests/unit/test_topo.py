@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bbrlab import spec, topo
+from bbrlab import shapers, spec, topo
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
 
@@ -69,8 +69,16 @@ def test_shape_ignores_settings_but_not_wiring():
 # ---------------------------------------------------------------- the bottleneck
 
 
-def test_bottleneck_is_htb_with_a_pfifo_leaf_holding_the_buffer():
+def test_default_bottleneck_is_netem_rate_whose_queue_is_the_buffer():
     assert plan().bottleneck.tc == (
+        ("tc", "qdisc", "replace", "dev", "r1-eth0", "root", "handle", "10:", "netem",
+         "limit", "175", "rate", "10000000bit"),
+    )
+    assert "delay" not in plan().bottleneck.tc[0]  # the delay lines are elsewhere
+
+
+def test_htb_bottleneck_has_a_pfifo_leaf_holding_the_buffer():
+    assert plan(**{"link.shaper": "htb"}).bottleneck.tc == (
         ("tc", "qdisc", "replace", "dev", "r1-eth0", "root", "handle", "1:", "htb", "default", "1"),
         ("tc", "class", "replace", "dev", "r1-eth0", "parent", "1:", "classid", "1:1", "htb",
          "rate", "10000000bit", "ceil", "10000000bit", "burst", "3028", "cburst", "3028", "quantum", "1514"),
@@ -78,16 +86,29 @@ def test_bottleneck_is_htb_with_a_pfifo_leaf_holding_the_buffer():
     )
 
 
-@pytest.mark.parametrize(("buffer", "leaf"), [
-    ("175pkt", ("pfifo", "limit", "175")),
-    ("5bdp", ("pfifo", "limit", "167")),
-    ("2bdp", ("pfifo", "limit", "67")),
-    ("256KB", ("bfifo", "limit", "256000")),
-    (15000, ("bfifo", "limit", "15000")),
+def test_tbf_bottleneck_passes_the_leafs_own_limit_so_a_rate_change_keeps_the_buffer():
+    p = plan(**{"link.shaper": "tbf", "link.changes": [{"at": "5s", "rate": "20Mbit"}]})
+    assert p.bottleneck.tc == (
+        ("tc", "qdisc", "replace", "dev", "r1-eth0", "root", "handle", "1:", "tbf",
+         "rate", "10000000bit", "burst", "3028", "limit", "175"),
+        ("tc", "qdisc", "replace", "dev", "r1-eth0", "parent", "1:1", "handle", "10:", "pfifo", "limit", "175"),
+    )
+    assert p.events[0].argv == ("tc", "qdisc", "change", "dev", "r1-eth0", "root", "handle", "1:", "tbf",
+                                "rate", "20000000bit", "burst", "3028", "limit", "175")
+
+
+@pytest.mark.parametrize(("buffer", "leaf", "netem_limit"), [
+    ("175pkt", ("pfifo", "limit", "175"), "175"),
+    ("5bdp", ("pfifo", "limit", "167"), "167"),
+    ("2bdp", ("pfifo", "limit", "67"), "67"),
+    ("256KB", ("bfifo", "limit", "256000"), "170"),  # netem counts packets: the full frames it holds
+    (15000, ("bfifo", "limit", "15000"), "10"),
 ])
-def test_bottleneck_leaf_limit(buffer, leaf):
-    last = plan(**{"link.buffer": buffer}).bottleneck.tc[-1]
+def test_bottleneck_buffer(buffer, leaf, netem_limit):
+    last = plan(**{"link.buffer": buffer, "link.shaper": "htb"}).bottleneck.tc[-1]
     assert last[-3:] == leaf and last[last.index("handle") + 1] == topo.BOTTLENECK_HANDLE
+    (netem,) = plan(**{"link.buffer": buffer}).bottleneck.tc
+    assert limit_of(netem) == int(netem_limit) and netem[netem.index("handle") + 1] == topo.BOTTLENECK_HANDLE
 
 
 @pytest.mark.parametrize(("rate", "burst", "expected"), [
@@ -97,14 +118,14 @@ def test_bottleneck_leaf_limit(buffer, leaf):
     ("10Mbit", "30KB", 30000),  # given explicitly
 ])
 def test_htb_burst(rate, burst, expected):
-    cls = plan(**{"link.rate": rate, "link.burst": burst}).bottleneck.tc[1]
+    cls = plan(**{"link.rate": rate, "link.burst": burst, "link.shaper": "htb"}).bottleneck.tc[1]
     assert cls[cls.index("burst") + 1] == cls[cls.index("cburst") + 1] == str(expected)
     assert cls[cls.index("rate") + 1] == cls[cls.index("ceil") + 1] == f"{int(spec.units.rate(rate, 'r'))}bit"
 
 
-def test_htb_burst_function():
-    assert topo.htb_burst(10e6, None) == 2 * topo.FRAME_BYTES == 3028
-    assert topo.htb_burst(1e9, None) == 125_000 and topo.htb_burst(1e9, 5000) == 5000
+def test_token_burst_function():
+    assert shapers.token_burst(10e6, None) == 2 * spec.FRAME_BYTES == 3028
+    assert shapers.token_burst(1e9, None) == 125_000 and shapers.token_burst(1e9, 5000) == 5000
 
 
 # ---------------------------------------------------------------- delay lines
@@ -214,8 +235,8 @@ def test_no_shaping_outside_the_bottleneck_and_delay_lines(pacing):
         words = {w for argv in i.tc for w in argv}
         if i.host.startswith("snd"):
             assert not words & {"htb", "tbf", "netem", "pfifo", "bfifo", "rate", "delay", "loss"}
-        assert ("htb" in words) == (i.role == "bottleneck")
-        assert ("netem" in words) == i.role.startswith("delay")
+        assert ("rate" in words) == (i.role == "bottleneck")
+        assert ("delay" in words) == i.role.startswith("delay")
     assert intf(p, "r1-eth1").tc == () and intf(p, "r2-eth0").tc == ()
 
 
@@ -255,16 +276,21 @@ def test_rate_changes_become_timed_events_on_r1():
     p = plan(**{"link.changes": [{"at": "20s", "rate": "1Gbit"}, {"at": "10s", "rate": "20Mbit"}]})
     assert [(e.at, e.host, e.what) for e in p.events] == [
         (10.0, "r1", "bottleneck rate -> 20Mbit"), (20.0, "r1", "bottleneck rate -> 1Gbit")]
-    assert p.events[0].argv == (
+    assert p.events[0].argv == ("tc", "qdisc", "change", "dev", "r1-eth0", "root", "handle", "10:", "netem",
+                                "limit", "175", "rate", "20000000bit")
+    assert p.events[1].argv[-2:] == ("rate", "1000000000bit")
+    assert plan().events == ()
+    htb = plan(**{"link.shaper": "htb", "link.changes": [{"at": "20s", "rate": "1Gbit"}, {"at": "10s", "rate": "20Mbit"}]})
+    assert htb.events[0].argv == (
         "tc", "class", "change", "dev", "r1-eth0", "parent", "1:", "classid", "1:1", "htb",
         "rate", "20000000bit", "ceil", "20000000bit", "burst", "3028", "cburst", "3028", "quantum", "1514")
-    assert p.events[1].argv[-6:] == ("burst", "125000", "cburst", "125000", "quantum", "1514")
-    assert plan().events == ()
+    assert htb.events[1].argv[-6:] == ("burst", "125000", "cburst", "125000", "quantum", "1514")
 
 
 def test_summary():
     assert plan(**{"link.loss": "1%"}).summary == {
-        "rate": "10Mbit", "base_rtt": "40ms", "buffer": "175 pkt (5.2 BDP)", "loss": "1%", "pacing": "fq"}
+        "rate": "10Mbit", "base_rtt": "40ms", "buffer": "175 pkt (5.2 BDP)", "loss": "1%", "pacing": "fq",
+        "shaper": "netem"}
     assert plan(**{"link.buffer": "256KB"}).summary["buffer"] == "170 pkt (5.1 BDP)"
     deep = plan(**{"link.rate": "128kbit", "link.buffer": "100bdp"}).summary["buffer"]
     assert deep == "43 pkt (101 BDP)"  # 100 BDP rounded up to whole packets; not 1e+02
@@ -279,13 +305,13 @@ def test_describe_lists_every_command_and_the_schedule():
     for i in p.intfs():
         for argv in i.tc:
             assert f"    [{i.host}] {' '.join(argv)}" in text
-    assert "[r1] tc qdisc replace dev r1-eth0 parent 1:1 handle 10: pfifo limit 175" in text
+    assert "[r1] tc qdisc replace dev r1-eth0 root handle 10: netem limit 175 rate 10000000bit" in text
     assert "[r2] tc qdisc replace dev r2-eth1 root handle 1: netem limit 10000 delay 20000us" in text
     assert "[r1] r1-eth1: no qdisc" in text
     assert "net.ipv4.tcp_no_metrics_save=1" in text and "ip_forward" not in text
     assert "  f1: bbr      snd1 -> rcv1 10.0.4.2:5201  start 0s, for 30s" in text
     assert "  f2: cubic    snd2 -> rcv2 10.0.5.2:5202  start 0s, 1000000 bytes" in text
-    assert "  at 10s [r1] bottleneck rate -> 20Mbit: tc class change dev r1-eth0" in text
+    assert "  at 10s [r1] bottleneck rate -> 20Mbit: tc qdisc change dev r1-eth0 root handle 10: netem" in text
 
 
 # ---------------------------------------------------------------- tc -batch
