@@ -1,0 +1,154 @@
+"""Calibration offline: the capture and timer parsers, the 100 ms peak, and the envelope."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from bbrlab import calibrate, metrics, parsers
+from bbrlab.errors import ParseError
+
+FRAME = 1514
+
+
+def pcap(frames: list[tuple[float, int]], nano: bool = False, big_endian: bool = False) -> bytes:
+    """A classic pcap file with FRAMES ((epoch, wire length)), 64-byte snaps as tcpdump -s 64 writes."""
+    order = ">" if big_endian else "<"
+    magic = 0xA1B23C4D if nano else 0xA1B2C3D4
+    out = struct.pack(order + "IHHiIII", magic, 2, 4, 0, 0, 64, 1)
+    for t, wire in frames:
+        sec = int(t)
+        frac = round((t - sec) * (1e9 if nano else 1e6))
+        out += struct.pack(order + "IIII", sec, frac, min(64, wire), wire) + b"\0" * min(64, wire)
+    return out
+
+
+def paced(rate_bps: float, seconds: float, t0: float = 1000.0) -> list[tuple[float, int]]:
+    gap = FRAME * 8 / rate_bps
+    return [(t0 + i * gap, FRAME) for i in range(int(seconds / gap))]
+
+
+@pytest.mark.parametrize(("nano", "big"), [(False, False), (True, False), (False, True)])
+def test_pcap_frames_keep_the_wire_length_and_time(nano, big):
+    frames = [(1700000000.25, 1514), (1700000000.5, 66)]
+    got = parsers.parse_pcap_frames(pcap(frames, nano, big))
+    assert [n for _, n in got] == [1514, 66]
+    assert got[0][0] == pytest.approx(1700000000.25, abs=1e-6) and got[1][0] == pytest.approx(1700000000.5, abs=1e-6)
+
+
+def test_pcap_cut_off_mid_record_keeps_the_whole_records():
+    data = pcap([(1.0, 1514), (2.0, 1514)])
+    assert len(parsers.parse_pcap_frames(data[:-10])) == 1
+
+
+@pytest.mark.parametrize("data", [b"", b"\x00" * 24, b"abcd" + b"\x00" * 30])
+def test_pcap_not_a_capture(data):
+    with pytest.raises(ParseError, match="^pcap:"):
+        parsers.parse_pcap_frames(data)
+
+
+def test_a_paced_link_never_peaks_above_its_rate():
+    for rate in (10e6, 50e6, 100e6):
+        assert metrics.peak_window_bps(paced(rate, 2.0)) / rate == pytest.approx(1.0, abs=0.013)
+        assert metrics.peak_window_bps(paced(rate, 2.0)) <= rate * 1.0001
+
+
+def test_a_clump_after_a_late_timer_reads_above_the_rate():
+    """A 5 ms stall at 100 Mbit/s whose 41 frames leave at once: over the 100 ms that start
+    there the link sent 5% more than its rate."""
+    frames = paced(100e6, 1.0)
+    gap = FRAME * 8 / 100e6
+    stalled = [(t if t < 1000.5 else max(t, 1000.505), n) for t, n in frames]
+    assert metrics.peak_window_bps(stalled) / 100e6 == pytest.approx(1.05, abs=0.005)
+    assert gap * 41 == pytest.approx(0.005, abs=gap)
+
+
+def test_peak_needs_a_whole_window():
+    with pytest.raises(ValueError):
+        metrics.peak_window_bps(paced(10e6, 0.05))
+    with pytest.raises(ValueError):
+        metrics.peak_window_bps(paced(10e6, 1.0), window=0)
+
+
+CYCLICTEST = """\
+# /dev/cpu_dma_latency set to 0us
+000000 000000
+000001 000000
+000050 003000
+000080 001900
+000300 000090
+002000 000010
+# Total: 000005000
+# Min Latencies: 00050
+# Avg Latencies: 00071
+# Max Latencies: 02345
+# Histogram Overflows: 00000
+"""
+
+
+def test_cyclictest_histogram_and_summary():
+    got = parsers.parse_cyclictest(CYCLICTEST)
+    assert got == {"min_us": 50.0, "avg_us": 71.0, "p50_us": 50.0, "p99_us": 300.0, "max_us": 2345.0,
+                   "samples": 5000}
+
+
+def test_cyclictest_without_histogram_is_an_error():
+    with pytest.raises(ParseError, match="^cyclictest:"):
+        parsers.parse_cyclictest("T: 0 ( 1234) P:80 I:1000 C:   5000 Min:   50 Act:   60 Avg:   71 Max:  2345\n")
+
+
+def record(rate: float, cc: str, **mets) -> dict:
+    return {"params": {"rate": f"{rate / 1e6:g}Mbit", "cc": cc}, "link": {"rate": rate}, "flows": [{"cc": cc}],
+            "metrics": mets}
+
+
+def test_envelope_ends_at_the_first_rate_that_misses_a_target():
+    records = [
+        record(10e6, "cubic", link_delivery=0.995, link_peak_ratio=1.01, steady_link_efficiency=0.99,
+               idle_rtt_error_ms=0.4),
+        record(10e6, "bbr", link_peak_ratio=1.02, bbr_bw_ratio=0.97, idle_rtt_error_ms=0.5),
+        record(50e6, "cubic", link_delivery=0.99, link_peak_ratio=1.02, steady_link_efficiency=0.97),
+        record(50e6, "bbr", link_peak_ratio=1.01, bbr_bw_ratio=1.02),
+        record(100e6, "cubic", link_delivery=0.944, link_peak_ratio=1.02, steady_link_efficiency=0.947),
+        record(100e6, "bbr", link_peak_ratio=1.04, bbr_bw_ratio=1.06),
+    ]
+    env = calibrate.envelope(records)
+    assert [r["faithful"] for r in env["rates"]] == [True, True, False]
+    assert env["faithful_up_to_bps"] == 50e6
+    top = env["rates"][2]
+    assert top["link_delivery"] == 0.944 and top["link_peak_ratio"] == 1.04  # the worst point at each rate
+    assert top["missed"] == ["cubic: link_delivery 0.944 < 0.98", "cubic: steady_link_efficiency 0.947 < 0.95",
+                             "bbr: link_peak_ratio 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 > 1.05"]
+    assert env["gate"] == {"rate_bps": 100e6, "failed": "; ".join(top["missed"])}
+    assert env["idle_rtt_error_ms"] == 0.5
+
+
+def test_envelope_vouches_for_nothing_above_the_top_measured_rate():
+    env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.99), record(100e6, "cubic", link_delivery=0.99)])
+    assert env["faithful_up_to_bps"] == 100e6
+    assert 100e6 < env["gate"]["rate_bps"] < 100.001e6 and "not calibrated above 100 Mbit/s" in env["gate"]["failed"]
+
+
+def test_envelope_with_no_faithful_rate():
+    env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.5)])
+    assert env["faithful_up_to_bps"] is None and env["gate"]["rate_bps"] == 10e6
+
+
+def test_machine_key_is_stable_and_tells_machines_apart():
+    a = {"hostname": "bbrlab", "kernel": "6.1.0-28-amd64", "cpus": 2, "virtualization": "qemu",
+         "cpu_model": "QEMU Virtual CPU", "memory_gib": 2}
+    assert calibrate.machine_key(a) == calibrate.machine_key(dict(reversed(list(a.items()))))
+    assert calibrate.machine_key(a) != calibrate.machine_key(dict(a, virtualization="kvm"))
+    assert len(calibrate.machine_key(a)) == 12
+
+
+def test_a_stored_calibration_is_found_for_this_machine_only(tmp_path):
+    ident = {"hostname": "h", "kernel": "k", "cpus": 2, "virtualization": "qemu", "cpu_model": "m", "memory_gib": 2}
+    path = calibrate.path_for(tmp_path, calibrate.machine_key(ident))
+    assert calibrate.load(tmp_path, ident) is None
+    path.parent.mkdir(parents=True)
+    path.write_text('{"format": 1, "key": "x"}')
+    assert calibrate.load(tmp_path, ident) == {"format": 1, "key": "x"}
+    assert calibrate.load(tmp_path, dict(ident, cpus=4)) is None
+    path.write_text("{not json")
+    assert calibrate.load(tmp_path, ident) is None  # a damaged file is measured again, not a traceback
