@@ -157,32 +157,82 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
 
 
 def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
-    """The emulator alone: what the bottleneck sent and the flow got against the rate, and its queue."""
-    rec = records[0]
-    series, m = rundir.series(rec["id"]), rec["metrics"]
-    fig, (ax, qx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
+    """The emulator alone, per configured rate: what the backlogged bottleneck sent, its
+    highest 100 ms rate, one CUBIC flow's efficiency and BBR's own estimate, each against
+    the target it must meet; and, below, what the link sent over time at the top rate."""
+    merged = sorted(claims_mod.average_repetitions(records), key=lambda r: r["link"]["rate"])
+    fig, (ax, tx) = plt.subplots(2, 1, figsize=(12, 8.4), gridspec_kw={"height_ratios": [3, 2]})
+    rates = sorted({r["link"]["rate"] / 1e6 for r in merged})
+    measures = (  # metric, CC whose points measure it, label, bound, colour, marker
+        ("link_delivery", "cubic", "backlogged link sent / rate (>= 0.98)", 0.98, "tab:grey", "s"),
+        ("link_peak_ratio", None, "highest 100 ms rate / rate (<= 1.03)", 1.03, "tab:purple", "^"),
+        ("steady_link_efficiency", "cubic", "CUBIC goodput / payload capacity (>= 0.95)", 0.95,
+         style("cubic")["color"], "o"),
+        ("bbr_bw_ratio", "bbr", "BBR's median bw estimate / rate (<= 1.05)", 1.05, style("bbr")["color"], "D"),
+    )
+    for metric, cc, label, bound, color, marker in measures:
+        pts = [(r["link"]["rate"] / 1e6, r["metrics"][metric]) for r in merged
+               if r["metrics"].get(metric) is not None and (cc is None or _cc_of(r) == cc)]
+        if not pts:
+            continue
+        worst = {}
+        for x, y in pts:  # one marker per rate: the worst point
+            worst[x] = y if x not in worst else (min if bound < 1 else max)(worst[x], y)
+        xs = sorted(worst)
+        ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4, label=label)
+        ax.axhline(bound, color=color, ls=":", lw=1)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xticks(rates, [f"{x:g}" for x in rates])
+    ax.set_xlabel("configured bottleneck rate (Mbit/s)")
+    ax.set_ylabel("ratio (dotted: each target)")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    top = [r for r in merged if r["link"]["rate"] / 1e6 == rates[-1] and _cc_of(r) == "cubic"] or merged[-1:]
+    series, m = rundir.series(top[0]["id"]), top[0]["metrics"]
     sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
-    delivery = m.get("link_delivery")
-    ax.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.8,
-            label="bottleneck sent (its byte counter, per sample)"
-            + (f"; {delivery:.0%} of the rate while backlogged" if delivery is not None else ""))
+    tx.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.8,
+            label="bottleneck sent (its byte counter, per sample)")
     for flow in series["flows"].values():
         pts = flow["throughput"]
-        ax.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
+        tx.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
                 label=f"{style(flow['cc'])['label']} goodput (receiver, per iperf3 interval)")
-    _rate_line(ax, series, m["duration_s"], "configured rate")
-    ax.axhline(m["payload_capacity_mbps"], color="black", ls=":", lw=1.2,
+    _rate_line(tx, series, m["duration_s"], f"configured rate {rates[-1]:g} Mbit/s")
+    tx.axhline(m["payload_capacity_mbps"], color="black", ls=":", lw=1.2,
                label=f"payload capacity {m['payload_capacity_mbps']:.1f} Mbit/s (1448 B in 1514 B frames)")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], m["link_mbps"] * 1.15))
-    ax.legend(loc="lower right", fontsize=8)
-    queue = [(t, v) for t, v in series["queue"] if t >= 0]
-    qx.plot([t for t, _ in queue], [v for _, v in queue], color="tab:purple", lw=1.0, label="bottleneck queue")
-    qx.axhline(m["buffer_pkts"], color="grey", ls=":", lw=1.2, label=f"buffer {m['buffer_pkts']} packets")
-    qx.set_ylabel("queue (packets)")
-    qx.set_ylim(bottom=0, top=m["buffer_pkts"] * 1.1)
-    qx.set_xlabel("time since flow start (s)")
-    qx.legend(loc="lower right", fontsize=8)
+    tx.set_ylabel("throughput (Mbit/s)")
+    tx.set_xlabel("time since flow start (s)")
+    tx.set_ylim(bottom=0, top=max(tx.get_ylim()[1], m["link_mbps"] * 1.15))
+    tx.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.subplots_adjust(right=0.7, hspace=0.3)
+    return fig
+
+
+def buffer_rtt(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 5's point as a sweep: median RTT (bar: p5-p95) against the buffer, per CC,
+    with the base RTT and the RTT behind a full buffer."""
+    merged = claims_mod.average_repetitions(records)
+    fig, ax = plt.subplots(figsize=(11, 6))
+    base = merged[0]["metrics"]["base_rtt_ms"]
+    full = sorted((r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"], r["metrics"]["full_buffer_rtt_ms"])
+                  for r in merged)
+    for cc in sorted({_cc_of(r) for r in merged}):
+        recs = sorted((r for r in merged if _cc_of(r) == cc), key=lambda r: r["metrics"]["buffer_pkts"])
+        xs = [r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"] for r in recs]
+        med = [r["metrics"]["rtt_p50_ms"] for r in recs]
+        lo = [m - r["metrics"].get("rtt_p5_ms", m) for m, r in zip(med, recs)]
+        hi = [r["metrics"].get("rtt_p95_ms", m) - m for m, r in zip(med, recs)]
+        st = style(cc)
+        ax.errorbar(xs, med, yerr=[[max(0, v) for v in lo], [max(0, v) for v in hi]], color=st["color"],
+                    marker=st["marker"], lw=1.6, capsize=3, label=f"{st['label']} median RTT while the flow ran (bar: p5-p95)")
+    ax.plot([x for x, _ in full], [y for _, y in full], color="grey", ls="--", lw=1,
+            label="RTT behind a full buffer")
+    ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
+    ax.axhline(2 * base, color="black", ls="-.", lw=0.8, label="2 x base RTT (BBR v1's 2-BDP cap, informative)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bottleneck buffer (BDP)")
+    ax.set_ylabel("RTT (ms)")
+    ax.legend(fontsize=8, loc="upper left")
     return fig
 
 
@@ -322,6 +372,7 @@ KINDS = {
     "sweep_normalized": sweep_normalized,
     "rate_step": rate_step,
     "link_fidelity": link_fidelity,
+    "buffer_rtt": buffer_rtt,
 }
 
 

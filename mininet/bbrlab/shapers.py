@@ -25,12 +25,13 @@ SHAPERS = ("netem", "htb", "tbf")
 BOTTLENECK_HANDLE = "10:"  # the qdisc that holds the buffer; sampled for backlog
 
 
-def token_burst(rate_bps: float, burst: int | None) -> int:
-    """Bytes htb/tbf may send back to back: BURST if given, else 1 ms at the rate, at least
-    two frames (tc's default is computed for HZ timers and is too small at high rates)."""
+def token_burst(rate_bps: float, burst: int | None, burst_time: float | None = None) -> int:
+    """Bytes htb/tbf may send back to back: BURST if given, else BURST_TIME (default 1 ms)
+    at the rate, at least two frames (tc's default is computed for HZ timers and is too
+    small at high rates; a burst should cover how late the guest's timers fire)."""
     if burst is not None:
         return burst
-    return max(2 * FRAME_BYTES, int(rate_bps / 8 * 0.001))
+    return max(2 * FRAME_BYTES, int(rate_bps / 8 * (burst_time or 0.001)))
 
 
 def _leaf(link: Link) -> tuple[str, ...]:
@@ -45,8 +46,8 @@ def _netem(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
             "limit", str(link.buffer_packets), "rate", f"{int(rate_bps)}bit")
 
 
-def _htb_class(verb: str, dev: str, rate_bps: float, burst: int | None) -> tuple[str, ...]:
-    b = str(token_burst(rate_bps, burst))
+def _htb_class(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
+    b = str(token_burst(rate_bps, link.burst, link.burst_time))
     return ("tc", "class", verb, "dev", dev, "parent", "1:", "classid", "1:1", "htb",
             "rate", f"{int(rate_bps)}bit", "ceil", f"{int(rate_bps)}bit",
             "burst", b, "cburst", b, "quantum", str(FRAME_BYTES))
@@ -56,7 +57,7 @@ def _tbf(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
     # tbf passes its limit on to a fifo child (also on `change`), in the child's own unit:
     # give it the leaf's, or a rate change would resize the buffer
     return ("tc", "qdisc", verb, "dev", dev, "root", "handle", "1:", "tbf",
-            "rate", f"{int(rate_bps)}bit", "burst", str(token_burst(rate_bps, link.burst)),
+            "rate", f"{int(rate_bps)}bit", "burst", str(token_burst(rate_bps, link.burst, link.burst_time)),
             "limit", _leaf(link)[-1])
 
 
@@ -69,7 +70,7 @@ def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:
         return (_tbf("replace", dev, link.rate, link), leaf)
     return (
         ("tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"),
-        _htb_class("replace", dev, link.rate, link.burst),
+        _htb_class("replace", dev, link.rate, link),
         leaf,
     )
 
@@ -80,4 +81,4 @@ def rate_change(dev: str, link: Link, rate_bps: float) -> tuple[str, ...]:
         return _netem("change", dev, rate_bps, link)
     if link.shaper == "tbf":
         return _tbf("change", dev, rate_bps, link)
-    return _htb_class("change", dev, rate_bps, link.burst)
+    return _htb_class("change", dev, rate_bps, link)

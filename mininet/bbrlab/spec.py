@@ -29,7 +29,7 @@ SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
 DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
-              "link_fidelity")
+              "link_fidelity", "buffer_rtt")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
@@ -95,6 +95,7 @@ class Link:
     jitter: float = 0.0
     forward_share: float = 0.5
     burst: int | None = None  # bytes, htb and tbf only; None = sized from the rate
+    burst_time: float | None = None  # or seconds at the rate (e.g. the guest's timer lateness)
     changes: tuple[RateChange, ...] = ()
     shaper: str = DEFAULT_SHAPER
 
@@ -234,6 +235,11 @@ def _buffer(value: Any, key: str) -> Buffer:
         raise SpecError(f"{key}: cannot read buffer {value!r} (examples: '175pkt', '5bdp', '256KB')") from None
 
 
+def _is_time(value: Any) -> bool:
+    """A burst given as time at the rate ('2ms') rather than bytes ('64KB')."""
+    return isinstance(value, str) and re.fullmatch(r"\s*[0-9.]+\s*(s|ms|us)\s*", value) is not None
+
+
 def _link(raw: Any) -> Link:
     raw = _check_keys(raw, LINK_KEYS, "link")
     for required in ("rate", "rtt", "buffer"):
@@ -259,7 +265,8 @@ def _link(raw: Any) -> Link:
         loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
         jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
         forward_share=float(share),
-        burst=None if burst == "auto" else units.size(burst, "link.burst"),
+        burst=None if burst == "auto" or _is_time(burst) else units.size(burst, "link.burst"),
+        burst_time=units.duration(burst, "link.burst", allow_zero=False) if _is_time(burst) else None,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
         shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
     )

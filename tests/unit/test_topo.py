@@ -333,3 +333,11 @@ def test_every_planned_tc_command_fits_one_batch_line_per_command():
 ])
 def test_tc_batch_refuses_what_a_batch_line_cannot_carry(argv):
     assert topo.tc_batch([("tc", "qdisc", "del", "dev", "eth0", "root"), argv]) is None
+
+
+@pytest.mark.parametrize(("shaper", "rate", "burst", "expected"), [
+    ("htb", "100Mbit", "2ms", 25_000), ("tbf", "100Mbit", "2ms", 25_000), ("htb", "10Mbit", "100us", 3028)])
+def test_a_burst_given_as_time_at_the_rate(shaper, rate, burst, expected):
+    tc = plan(**{"link.rate": rate, "link.burst": burst, "link.shaper": shaper}).bottleneck.tc
+    argv = tc[1] if shaper == "htb" else tc[0]
+    assert argv[argv.index("burst") + 1] == str(expected)
