@@ -216,3 +216,11 @@ def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, mon
     assert [e.source for e in seen] == [today.source] == [(rundir.path / "spec.yaml").read_text()]
     run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
     assert len(seen) == 1  # judged by today's claims already: not again
+
+
+@pytest.mark.parametrize(("word", "code"), [("reproduced", 0), ("inconclusive", 3), ("not reproduced", 3),
+                                            ("not evaluated", 3)])
+def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
+    assert cli._strict_status(types.SimpleNamespace(strict=True), {"verdict": word}) == code
+    assert cli._strict_status(types.SimpleNamespace(strict=False), {"verdict": word}) == 0
+    assert (f"claim check says '{word}'" in capsys.readouterr().err) == (code != 0)
