@@ -291,10 +291,10 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
             "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
 
 
-def straddling(v: dict) -> set[str]:
-    """The grid points (as verdicts name them) of the checks in verdict V that are
-    inconclusive only because their interval straddles a bound: more repetitions may decide."""
-    return {name for r in v["claims"] for c in r["checks"] if c.get("note") == STRADDLES for name in c["points"]}
+def straddling(v: dict) -> list[dict]:
+    """The checks of verdict V that are inconclusive only because their interval straddles
+    a bound (more repetitions of their `points` may decide them)."""
+    return [c for r in v["claims"] for c in r["checks"] if c.get("note") == STRADDLES]
 
 
 def _status(c: dict) -> str:

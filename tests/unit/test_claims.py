@@ -303,7 +303,7 @@ def test_one_inconclusive_claim_and_none_failing_is_inconclusive():
     assert v["verdict"] == "inconclusive" and (v["holds"], v["fails"], v["inconclusive"]) == (3, 0, 1)
     assert v["why"][0] == ("interval straddles the bound: bbr-bounded-queue cc=bbr: 70.0 [-247.7, 387.7] n=2 "
                            "vs <= 2 x base_rtt_ms (40)")
-    assert claims.straddling(v) == {"cc=bbr"}
+    assert [c["points"] for c in claims.straddling(v)] == [["cc=bbr"]]
     lines = claims.verdict_lines(v)
     assert lines[:2] == ["verdict: inconclusive", f"  why: {v['why'][0]}"]
     assert lines[2].startswith("  [ ?? ] BBR's median RTT stays within 2x")
@@ -331,7 +331,7 @@ def test_a_cpu_bound_points_checks_are_inconclusive_never_holding():
     assert by_id["bbr-bounded-queue"]["checks"][0]["note"] == "CPU-bound"
     assert by_id["cubic-fills-buffer"]["status"] == "holds"
     assert [c["status"] for c in by_id["link-busy"]["checks"]] == ["inconclusive", "holds"]
-    assert v["why"] == ["CPU-bound points: cc=bbr"] and claims.straddling(v) == set()
+    assert v["why"] == ["CPU-bound points: cc=bbr"] and claims.straddling(v) == []
     lines = claims.verdict_lines(v)
     assert lines[2].endswith("(cc=bbr: 45.0 [45, 45] n=2 (CPU-bound))")
     assert lines[-1] == "  warning: CPU-bound points (emulation not trustworthy): cc=bbr"
