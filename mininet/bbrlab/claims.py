@@ -245,11 +245,11 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
             bound = f" vs {c['bound']}" if c.get("bound") and c.get("value") is not None else ""
             why.append(f"{title}: {r['id']} {c['point']}: {_check_text(c)}{bound}")
         if len(found) > 3:
-            why.append(f"{title}: {len(found) - 3} more checks")
+            why.append(f"{title}: and {len(found) - 3} more checks")
     used = {name for r in results for c in r["checks"] for name in c["points"]}
-    titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate",
-              GATED: f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s, where this machine's emulator "
-                     "failed its fidelity check" if gate else GATED}
+    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s, where this machine's emulator failed its "
+             "fidelity check") if gate else GATED
+    titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
         if names:
@@ -286,7 +286,11 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     else:
         overall = "reproduced"
     count = {s: sum(r["status"] == s for r in results) for s in (stats.HOLDS, stats.FAILS, stats.INCONCLUSIVE)}
-    return {"verdict": overall, "why": _why(results, marked, gate) if overall != "reproduced" else [],
+    if overall == "not evaluated":
+        why = ["no claim selected a point of this run" if claims else "the experiment has no claims"]
+    else:
+        why = _why(results, marked, gate) if overall != "reproduced" else []
+    return {"verdict": overall, "why": why,
             "claims": results, "cpu_bound_points": marked[CPU_BOUND], "link_short_points": marked[LINK_SHORT],
             "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
 

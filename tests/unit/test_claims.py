@@ -354,6 +354,17 @@ def test_a_link_below_its_rate_sets_its_points_aside_too():
     assert vs_check["status"] == "inconclusive" and vs_check["note"] == "CPU-bound, link below its rate"
 
 
+def test_why_names_three_checks_of_a_kind_and_counts_the_rest():
+    records = [rec({"loss": f"{n}%"}, m=9) for n in range(1, 6)]
+    records += [r for n in (10, 20) for r in reps({"loss": f"{n}%"}, "m", [4.0, 5.0, 6.0])]
+    v = claims.verdict((claim(max=5),), records)
+    assert v["verdict"] == "not reproduced"
+    assert v["why"] == ["fails: c loss=1%: 9.0 vs <= 5", "fails: c loss=2%: 9.0 vs <= 5", "fails: c loss=3%: 9.0 vs <= 5",
+                        "fails: and 2 more checks",
+                        "interval straddles the bound: c loss=10%: 5.0 [2.516, 7.484] n=3 vs <= 5",
+                        "interval straddles the bound: c loss=20%: 5.0 [2.516, 7.484] n=3 vs <= 5"]
+
+
 def test_an_untrusted_point_is_not_reported_when_no_claim_reads_it():
     v = claims.verdict((claim(max=1, where={"cc": "bbr"}),),
                        [rec({"cc": "bbr"}, m=0), rec({"cc": "cubic"}, m=0, cpu_bound=True)])
@@ -364,7 +375,9 @@ def test_nothing_evaluated_is_not_inconclusive():
     v = claims.verdict((claim(max=1, where={"cc": "reno"}),), [rec({"cc": "bbr"}, m=0, cpu_bound=True)])
     assert v["verdict"] == "not evaluated" and v["cpu_bound_points"] == ["cc=bbr"]
     assert (v["holds"], v["fails"], v["inconclusive"]) == (0, 0, 0)
-    assert claims.verdict((), figure5_records())["verdict"] == "not evaluated"
+    assert v["why"] == ["no claim selected a point of this run"]
+    v = claims.verdict((), figure5_records())
+    assert v["verdict"] == "not evaluated" and v["why"] == ["the experiment has no claims"]
 
 
 def test_verdict_lines_marks():
