@@ -345,7 +345,7 @@ def reanalyze(rundir: RunDir, exp: Experiment) -> int:
     it. Every point is checked first, so a run is never left half old, half new.
     Returns the number of points analyzed.
     """
-    by_id = {p.id: p for p in exp.points}
+    by_id = {p.id: p for p in exp.every_point}  # with the repetitions `repeat: auto` added
     done = sorted(rundir.finished_points())
     if not done:
         raise BbrlabError(f"{rundir.path}: no finished points to analyze")

@@ -1,17 +1,26 @@
 """Claims: the paper's statements, checked against the measured metrics of a run.
 
-A claim selects points (`where`), reads one metric, and bounds it (`min`/`max`), either
-absolutely, relative to another metric of the same point (`relative_to`), or as a ratio
-to a matching point (`vs`: same parameters except those named in vs). A claim
-holds when every selected point satisfies it; with no point selected it is not evaluated.
-Repetitions are averaged first.
+A claim selects grid points (`where`), reads one metric, and bounds it (`min`/`max`),
+either absolutely, relative to another metric of the same point (`relative_to`), or as a
+ratio to a matching point (`vs`: same parameters except those named in vs). With no
+point selected a claim is not evaluated.
+
+Each check is judged on its grid point's repetitions, not on their mean alone: the
+Student-t interval of the mean (stats.py) must lie wholly on the passing side to hold,
+wholly on the failing side to fail; one that straddles a bound is inconclusive, and so is
+every check on a point the emulator cannot be trusted with (CPU-bound, its link below its
+rate, or at a rate this machine failed its fidelity check at): such a point counts
+neither for nor against a claim. A claim fails when one of its checks fails, else is
+inconclusive when one of them is, else holds; the experiment is "reproduced" when every
+evaluated claim holds, "not reproduced" when one fails, else "inconclusive", and the
+verdict's `why` says what it rests on.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from . import units
+from . import stats, units
 from .analysis import LINK_DELIVERY_MIN
 from .errors import SpecError
 from .spec import Claim
@@ -56,13 +65,23 @@ def _matches(fact: dict, where: dict) -> bool:
     return True
 
 
-def average_repetitions(records: list[dict]) -> list[dict]:
-    """One record per grid point: numeric metrics averaged over repetitions (n kept)."""
+def _params_key(record: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in record["params"].items()))
+
+
+def grid_points(records: list[dict]) -> list[list[dict]]:
+    """Records grouped by grid point (their params, in any order): one list per point,
+    its repetitions, in the order the points first appear."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
-        groups[tuple(sorted((k, str(v)) for k, v in r["params"].items()))].append(r)
+        groups[_params_key(r)].append(r)
+    return list(groups.values())
+
+
+def average_repetitions(records: list[dict]) -> list[dict]:
+    """One record per grid point: numeric metrics averaged over repetitions (n kept)."""
     merged = []
-    for group in groups.values():
+    for group in grid_points(records):
         base = dict(group[0])
         mets = dict(group[0]["metrics"])
         for key, value in group[0]["metrics"].items():
@@ -81,6 +100,26 @@ def average_repetitions(records: list[dict]) -> list[dict]:
     return merged
 
 
+def point_name(record: dict) -> str:
+    """A point as verdicts name it: its sweep values ("loss=1%, cc=bbr"), or "point"."""
+    return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
+
+
+# Why a check is inconclusive: its interval straddles a bound, or its point is untrusted.
+STRADDLES = "interval straddles the bound"
+CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
+
+
+def _by_repetition(group: list[dict], metric: str) -> dict[int, float]:
+    """METRIC's value in each repetition of a grid point that has it, by repetition number."""
+    values = {}
+    for i, record in enumerate(group):
+        value = record["metrics"].get(metric)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            values[record.get("repetition", i + 1)] = float(value)
+    return values
+
+
 def _bound_text(claim: Claim, scale: float | None) -> str:
     parts = []
     for name, op in (("min", ">="), ("max", "<=")):
@@ -90,55 +129,88 @@ def _bound_text(claim: Claim, scale: float | None) -> str:
     return " and ".join(parts)
 
 
-def _check(value: float, claim: Claim, scale: float) -> bool:
-    if claim.min is not None and not value >= claim.min * scale:
-        return False
-    return claim.max is None or value <= claim.max * scale
+def _judged(check: dict, claim: Claim, iv: stats.Interval, shown: float = 1.0) -> dict:
+    """CHECK with interval IV's mean, bounds, n and status (SHOWN: the scale its numbers
+    are given in; the bounds are compared unscaled, with IV's own scale)."""
+    return dict(check, value=round(iv.mean * shown, 4), low=round(iv.low * shown, 4),
+                high=round(iv.high * shown, 4), n=iv.n, status=stats.classify(iv, claim.min, claim.max))
 
 
-def point_name(record: dict) -> str:
-    """A point as verdicts name it: its sweep values ("loss=1%, cc=bbr"), or "point"."""
-    return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
+def _missing(check: dict, metric: str) -> dict:
+    return dict(check, value=None, n=0, status=stats.FAILS, note=f"{metric} missing")
 
 
-def evaluate_claim(claim: Claim, records: list[dict]) -> dict:
+def _point_check(claim: Claim, group: list[dict]) -> dict:
+    """One grid point's check: the interval of its repetitions' values (relative_to: of each
+    repetition's value over its own relative_to metric, shown at their mean scale)."""
+    label = point_name(group[0])
+    check = {"point": label, "points": [label]}
+    values = _by_repetition(group, claim.metric)
+    if not claim.relative_to:
+        if not values:
+            return _missing(check, claim.metric)
+        return _judged(dict(check, bound=_bound_text(claim, None)), claim, stats.interval(list(values.values())))
+    scales = {rep: s for rep, s in _by_repetition(group, claim.relative_to).items() if s > 0}
+    if not scales:
+        return _missing(check, claim.relative_to)
+    reps = [rep for rep in values if rep in scales]
+    if not reps:
+        return _missing(check, claim.metric)
+    shown = sum(scales[rep] for rep in reps) / len(reps)
+    return _judged(dict(check, bound=_bound_text(claim, shown)), claim,
+                   stats.interval([values[rep] / scales[rep] for rep in reps]), shown)
+
+
+def _ratio_check(claim: Claim, group: list[dict], other: list[dict]) -> dict:
+    """A `vs` check: repetition i of GROUP over repetition i of OTHER (paired by repetition
+    number, which a run's points share; only the repetitions both have), and the interval
+    of those ratios."""
+    names = [point_name(group[0]), point_name(other[0])]
+    check = {"point": " vs ".join(names), "points": names}
+    mine, theirs = _by_repetition(group, claim.metric), _by_repetition(other, claim.metric)
+    reps = [rep for rep in mine if theirs.get(rep)]
+    if not reps:
+        return _missing(check, claim.metric)
+    num = sum(mine[rep] for rep in reps) / len(reps)
+    den = sum(theirs[rep] for rep in reps) / len(reps)
+    return _judged(dict(check, bound=_bound_text(claim, None), detail=f"{num:.4g} / {den:.4g}"), claim,
+                   stats.interval([mine[rep] / theirs[rep] for rep in reps]))
+
+
+def _set_aside(check: dict, untrusted: dict[str, list[str]]) -> dict:
+    """CHECK as judged, unless a point it rests on is untrusted: then inconclusive, saying why."""
+    reasons = list(dict.fromkeys(r for name in check["points"] for r in untrusted.get(name, ())))
+    if reasons:
+        note = ", ".join(reasons) + (f" ({check['note']})" if check.get("note") else "")
+        return dict(check, status=stats.INCONCLUSIVE, note=note)
+    if check["status"] == stats.INCONCLUSIVE:
+        return dict(check, note=STRADDLES)
+    return check
+
+
+def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[str]] | None = None) -> dict:
+    """CLAIM judged on RECORDS (every repetition; grouped here by grid point). UNTRUSTED:
+    point name -> why the emulator cannot be trusted with it; its checks are inconclusive."""
+    groups = grid_points(records)
     checks = []
-    for rec in records:
-        fact = facts(rec)
-        if not _matches(fact, claim.where):
+    for group in groups:
+        if not _matches(facts(group[0]), claim.where):
             continue
-        value = rec["metrics"].get(claim.metric)
-        label = point_name(rec)
-        if claim.vs is not None:
-            varying = set(claim.vs)  # a where-only key (rate=10Mbit) must match, not vary
-            partners = [o for o in records if _matches(facts(o), claim.vs)
-                        and all(str(o["params"].get(k)) == str(v) for k, v in rec["params"].items() if k not in varying)]
-            for other in partners:
-                denom = other["metrics"].get(claim.metric)
-                if value is None or not denom:
-                    checks.append({"point": label, "value": None, "ok": False, "note": f"{claim.metric} missing"})
-                    continue
-                ratio = value / denom
-                other_label = ", ".join(f"{k}={v}" for k, v in other["params"].items())
-                checks.append({"point": f"{label} vs {other_label}", "value": round(ratio, 4),
-                               "detail": f"{value:.4g} / {denom:.4g}", "ok": _check(ratio, claim, 1.0)})
+        if claim.vs is None:
+            checks.append(_point_check(claim, group))
             continue
-        scale = 1.0
-        if claim.relative_to:
-            scale = rec["metrics"].get(claim.relative_to)
-            if scale is None:
-                checks.append({"point": label, "value": None, "ok": False, "note": f"{claim.relative_to} missing"})
-                continue
-        if value is None:
-            checks.append({"point": label, "value": None, "ok": False, "note": f"{claim.metric} missing"})
-            continue
-        checks.append({"point": label, "value": round(value, 4),
-                       "bound": _bound_text(claim, scale if claim.relative_to else None),
-                       "ok": _check(value, claim, scale)})
+        varying = set(claim.vs)  # a where-only key (rate=10Mbit) must match, not vary
+        for other in groups:
+            if _matches(facts(other[0]), claim.vs) and all(
+                    str(other[0]["params"].get(k)) == str(v) for k, v in group[0]["params"].items()
+                    if k not in varying):
+                checks.append(_ratio_check(claim, group, other))
+    checks = [_set_aside(c, untrusted or {}) for c in checks]
+    statuses = {c["status"] for c in checks}
     if not checks:
         status = "not evaluated"
     else:
-        status = "holds" if all(c["ok"] for c in checks) else "fails"
+        status = next(s for s in (stats.FAILS, stats.INCONCLUSIVE, stats.HOLDS) if s in statuses)
     return {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
 
 
@@ -147,55 +219,116 @@ def _top_rate(record: dict) -> float:
     return max([link.get("rate", 0.0)] + [c["rate"] for c in link.get("changes") or []])
 
 
-def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = None) -> dict:
-    """All claims of an experiment, and the overall word on whether it reproduced.
-
-    GATE (summary.fidelity_gate): the rate from which the emulator failed its fidelity
-    check on this machine; points at that rate or above cannot be trusted either."""
-    merged = average_repetitions(records)
-    results = [evaluate_claim(c, merged) for c in claims]
-    evaluated = [r for r in results if r["status"] != "not evaluated"]
-
-    def flagged(test) -> list[str]:
-        return [point_name(r) for r in merged if test(r)]
-
-    cpu_bound = flagged(lambda r: r["metrics"].get("cpu_bound"))
-    link_short = flagged(lambda r: r["metrics"].get("link_short"))
-    beyond = flagged(lambda r: _top_rate(r) >= gate["rate_bps"]) if gate else []
-    if not evaluated:
-        overall = "not evaluated"
-    elif all(r["status"] == "holds" for r in evaluated):
-        overall = "reproduced"
-    else:
-        overall = "not reproduced"
-    reasons = (["CPU-bound"] if cpu_bound else []) + (["link below its rate"] if link_short or beyond else [])
-    if reasons and overall != "not evaluated":
-        overall += f" (inconclusive: {', '.join(reasons)})"
-    return {"verdict": overall, "claims": results, "cpu_bound_points": cpu_bound, "link_short_points": link_short,
-            "fidelity_gate": dict(gate, points=beyond) if beyond else None,
-            "holds": sum(r["status"] == "holds" for r in results),
-            "fails": sum(r["status"] == "fails" for r in results)}
-
-
 def _some(labels: list[str], shown: int = 3) -> str:
     more = len(labels) - shown
     return ", ".join(labels[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-def verdict_lines(v: dict) -> list[str]:
+def _check_text(c: dict) -> str:
+    """A check's numbers: value, and its interval and n when there was more than one run."""
+    if c.get("value") is None:
+        return str(c.get("note"))
+    text = str(c["value"])
+    if c.get("n", 1) > 1:
+        text += f" [{c['low']:.4g}, {c['high']:.4g}] n={c['n']}"
+    return text
+
+
+def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) -> list[str]:
+    """Short texts on what the verdict rests on: failing checks, straddling ones, and the
+    untrusted points that were set aside."""
+    why = []
+    for title, wanted in (("fails", lambda c: c["status"] == stats.FAILS),
+                          (STRADDLES, lambda c: c.get("note") == STRADDLES)):
+        found = [(r, c) for r in results for c in r["checks"] if wanted(c)]
+        for r, c in found[:3]:
+            bound = f" vs {c['bound']}" if c.get("bound") and c.get("value") is not None else ""
+            why.append(f"{title}: {r['id']} {c['point']}: {_check_text(c)}{bound}")
+        if len(found) > 3:
+            why.append(f"{title}: and {len(found) - 3} more checks")
+    used = {name for r in results for c in r["checks"] for name in c["points"]}
+    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s, where this machine's emulator failed its "
+             "fidelity check") if gate else GATED
+    titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
+    for reason, names in flagged.items():
+        names = [n for n in names if n in used]
+        if names:
+            why.append(f"{titles[reason]}: {_some(names)}")
+    return why
+
+
+def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = None) -> dict:
+    """All claims of an experiment, and the overall word on whether it reproduced:
+    exactly one of "reproduced", "not reproduced", "inconclusive", "not evaluated".
+
+    GATE (summary.fidelity_gate): the rate from which the emulator failed its fidelity
+    check on this machine; points at that rate or above cannot be trusted either."""
+    groups = grid_points(records)
+
+    def flagged(test) -> list[str]:
+        return [point_name(g[0]) for g in groups if any(test(r) for r in g)]
+
+    marked = {CPU_BOUND: flagged(lambda r: r["metrics"].get("cpu_bound")),
+              LINK_SHORT: flagged(lambda r: r["metrics"].get("link_short")),
+              GATED: flagged(lambda r: _top_rate(r) >= gate["rate_bps"]) if gate else []}
+    untrusted: dict[str, list[str]] = defaultdict(list)
+    for reason, names in marked.items():
+        for name in names:
+            untrusted[name].append(reason)
+    results = [evaluate_claim(c, records, untrusted) for c in claims]
+    statuses = {r["status"] for r in results} - {"not evaluated"}
+    if not statuses:
+        overall = "not evaluated"
+    elif stats.FAILS in statuses:
+        overall = "not reproduced"
+    elif stats.INCONCLUSIVE in statuses:
+        overall = "inconclusive"
+    else:
+        overall = "reproduced"
+    count = {s: sum(r["status"] == s for r in results) for s in (stats.HOLDS, stats.FAILS, stats.INCONCLUSIVE)}
+    if overall == "not evaluated":
+        why = ["no claim selected a point of this run" if claims else "the experiment has no claims"]
+    else:
+        why = _why(results, marked, gate) if overall != "reproduced" else []
+    return {"verdict": overall, "why": why,
+            "claims": results, "cpu_bound_points": marked[CPU_BOUND], "link_short_points": marked[LINK_SHORT],
+            "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
+
+
+def straddling(v: dict) -> list[dict]:
+    """The checks of verdict V that are inconclusive only because their interval straddles
+    a bound (more repetitions of their `points` may decide them)."""
+    return [c for r in v["claims"] for c in r["checks"] if c.get("note") == STRADDLES]
+
+
+def _status(c: dict) -> str:
+    """A check's status (a verdict.json written before checks had one: from its "ok")."""
+    return c.get("status") or (stats.HOLDS if c.get("ok") else stats.FAILS)
+
+
+MARKS = {"holds": "PASS", "fails": "FAIL", "inconclusive": " ?? ", "not evaluated": "n/a "}
+RANK = {stats.FAILS: 0, stats.INCONCLUSIVE: 1, stats.HOLDS: 2}
+
+
+def verdict_lines(v: dict, why: bool = True) -> list[str]:
+    """The verdict as text: the word, why (unless WHY is false), each claim with its checks'
+    numbers (mean [low, high] n=K over repetitions), and warnings on untrusted points."""
     lines = [f"verdict: {v['verdict']}"]
     done = v.get("points") or {}
     if done and done["finished"] < done["total"]:  # a run still to be resumed: say what it rests on
         lines[0] = f"verdict ({done['finished']} of {done['total']} points so far): {v['verdict']}"
+    if why:
+        lines += [f"  why: {w}" for w in v.get("why") or []]
     for r in v["claims"]:
-        mark = {"holds": "PASS", "fails": "FAIL", "not evaluated": "n/a "}[r["status"]]
-        # a failing claim shows the checks that failed first: they are the ones to read
-        checks = sorted(r["checks"], key=lambda c: bool(c.get("ok", True))) if r["status"] == "fails" else r["checks"]
-        values = "; ".join(
-            f"{c['point']}: {c['value'] if c['value'] is not None else c.get('note')}" for c in checks[:4])
+        # a claim that did not hold shows the checks that decided it first: they are the ones to read
+        checks = r["checks"] if r["status"] == "holds" else sorted(r["checks"], key=lambda c: RANK[_status(c)])
+        values = "; ".join(f"{c['point']}: {_check_text(c)}"
+                           + (f" ({c['note']})" if c.get("note") and c.get("value") is not None
+                              and c["note"] != STRADDLES else "")
+                           for c in checks[:4])
         if len(checks) > 4:
             values += f"; {len(checks) - 4} more"
-        lines.append(f"  [{mark}] {r['text']}" + (f"  ({values})" if values else ""))
+        lines.append(f"  [{MARKS[r['status']]}] {r['text']}" + (f"  ({values})" if values else ""))
     if v["cpu_bound_points"]:
         lines.append(f"  warning: CPU-bound points (emulation not trustworthy): {', '.join(v['cpu_bound_points'])}")
     gate = v.get("fidelity_gate")

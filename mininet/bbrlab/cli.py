@@ -57,13 +57,18 @@ def _preflight(points: list[spec.Point]) -> None:
                     pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points))
 
 
+def repetitions(exp: spec.Experiment) -> str:
+    """", 3-8 repetitions (auto)" for a spec that adds repetitions where a claim is undecided."""
+    return f", {exp.repeat}-{exp.repeat_max} repetitions (auto)" if exp.adaptive else ""
+
+
 def cmd_list(args) -> int:
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
             exp = spec.load(path)
             secs = sum(p.duration for p in exp.points)
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
-            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows  {exp.title}")
+            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{repetitions(exp)}  {exp.title}")
         except SpecError as exc:
             print(f"{path.stem:16s} INVALID: {exc}")
     return 0
@@ -74,7 +79,7 @@ def cmd_run(args) -> int:
     if args.dry_run:
         from .topo import build_plan, describe
 
-        print(f"{exp.name}: {len(exp.points)} point(s); sweep axes: "
+        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
         seen = set()
         for point in exp.points:

@@ -74,10 +74,26 @@ def _params_line(records: list[dict], axes: dict) -> str:
             f"{flows} flow{'s' if flows > 1 else ''}{dur}")
 
 
+# The footer's colour by verdict word; another word (a verdict.json written when an
+# inconclusive run said "reproduced (inconclusive: ...)") reads as inconclusive.
+VERDICT_COLORS = {"reproduced": "#2e7d32", "not reproduced": "#b71c1c", "inconclusive": "#e65100",
+                  "not evaluated": "#616161"}
+
+
+def verdict_color(word: str) -> str:
+    return VERDICT_COLORS.get(word, VERDICT_COLORS["inconclusive"])
+
+
+def _shortened(line: str, width: int = 150) -> str:
+    """LINE cut to WIDTH characters, its indent kept (a claim or a why under the verdict)."""
+    indent = line[:len(line) - len(line.lstrip())]
+    return indent + textwrap.shorten(line.strip(), width - len(indent), placeholder=" …")
+
+
 def _footer(fig, verdict: dict) -> None:
     lines = claims_mod.verdict_lines(verdict)
-    text = "\n".join(textwrap.shorten(line, 150, placeholder=" …") for line in lines)
-    color = "#2e7d32" if verdict["verdict"] == "reproduced" else "#b71c1c"
+    text = "\n".join(_shortened(line) for line in lines)
+    color = verdict_color(verdict["verdict"])
     fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom", ha="left", color=color)
     fig.subplots_adjust(bottom=0.1 + 0.028 * len(lines))
 

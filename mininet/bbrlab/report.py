@@ -83,7 +83,8 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     verdict = read_json(rundir.path / "verdict.json")
     meta = metadata.read_run(rundir)
     records = rundir.point_records()
-    total = meta.get("points_total") or len(exp.points)
+    # the verdict's total counts the repetitions `repeat: auto` added beyond the planned ones
+    total = (verdict.get("points") or {}).get("total") or meta.get("points_total") or len(exp.points)
     figure = rundir.path / f"{exp.name}.png"
     rel = os.path.relpath(figure, out_dir)
     over = verdict.get("overhead") or {}
@@ -98,7 +99,9 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              f" s of flows (overhead ratio {_cell(over.get('ratio'))}); per point, mean: setup "
              f"{_cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
              f"{_cell(over.get('run_beyond_flows_seconds_mean'))} s, analysis {_cell(over.get('analysis_seconds_mean'))} s",
-             "", "```", *claims.verdict_lines(verdict), "```"]
+             "", "```", *claims.verdict_lines(verdict, why=False), "```"]
+    if verdict.get("why"):
+        lines += ["", f"Why {verdict['verdict']}: " + "; ".join(verdict["why"]) + "."]
     lines += _reference_table(exp, records)
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]

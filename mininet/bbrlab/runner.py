@@ -11,9 +11,10 @@ import random
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from . import analysis, metadata, summary
+from . import analysis, claims, metadata, summary
 from .errors import BbrlabError, ParseError, TestbedError
 from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, write_atomic, write_json
@@ -43,6 +44,11 @@ class Progress:
         self.started = time.monotonic()
         self.flow_seconds_done = 0.0
         self.stream = stream
+
+    def extend(self, points: list[Point]) -> None:
+        """Count POINTS in too: points added as the run goes (repeat: auto)."""
+        self.total_points += len(points)
+        self.remaining += sum(p.duration for p in points)
 
     def point(self, point: Point, status: str) -> None:
         self.done += 1
@@ -99,31 +105,159 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
             "events": traffic.event_log}
 
 
-def order_points(exp: Experiment, seed: int, shuffle: bool) -> list[Point]:
-    """Seeded random order (so slow drifts don't line up with a sweep axis), grouped by shape."""
-    points = list(exp.points)
-    if shuffle:
-        random.Random(seed).shuffle(points)
-    shapes = {}
+def _by_shape(points: list[Point]) -> list[Point]:
+    """POINTS in their order, but grouped by topology shape (one live network per shape)."""
+    shapes: dict = {}
     for p in points:
         shapes.setdefault(build_plan(p).shape, []).append(p)
     return [p for group in shapes.values() for p in group]
 
 
+def order_points(exp: Experiment, seed: int, shuffle: bool) -> list[Point]:
+    """Seeded random order (so slow drifts don't line up with a sweep axis), grouped by shape."""
+    points = list(exp.points)
+    if shuffle:
+        random.Random(seed).shuffle(points)
+    return _by_shape(points)
+
+
+class Bench:
+    """The live network: one Testbed, reconfigured for each point of the same shape."""
+
+    def __init__(self):
+        self.testbed: Testbed | None = None
+
+    def ready(self, plan) -> Testbed:
+        if self.testbed is None:
+            self.testbed = Testbed(plan)
+            self.testbed.__enter__()
+        else:
+            self.testbed.configure(plan)
+        return self.testbed
+
+    def close(self) -> None:
+        if self.testbed is not None:
+            testbed, self.testbed = self.testbed, None
+            testbed.__exit__(None, None, None)
+
+
+def _run_and_commit(point: Point, rundir: RunDir, bench: Bench, progress: Progress, session: dict) -> bool:
+    """Run POINT and commit it into RUNDIR; False when it failed (kept hidden, the run goes on)."""
+    plan = build_plan(point)
+    if bench.testbed is not None and bench.testbed.plan.shape != plan.shape:
+        bench.close()
+    staging = rundir.staging(point.id)
+    try:
+        t_setup = time.monotonic()
+        testbed = bench.ready(plan)
+        setup = time.monotonic() - t_setup
+        snapshot = testbed.snapshot()
+        timing = run_point(testbed, point, plan, staging)
+        t_analysis = time.monotonic()
+        series, mets = analysis.analyze(point, plan, staging, timing["t0"], timing["launches"], timing["end"])
+        timing.update({"setup_seconds": round(setup, 3), "configured_seconds": point.duration,
+                       "analysis_seconds": round(time.monotonic() - t_analysis, 3)})
+        write_json(staging / "point.json", _point_record(point, plan, timing, snapshot, timing["events"]))
+        write_json(staging / "series.json", series)
+        write_json(staging / "metrics.json", mets)
+        rundir.commit_point(staging, point.id)
+        status = f"goodput {mets['goodput_mbps']:.2f} Mbit/s"
+        if "rtt_p50_ms" in mets:
+            status += f", median RTT {mets['rtt_p50_ms']:.1f} ms"
+        if mets.get("cpu_bound"):
+            status += ", CPU-BOUND"
+        progress.point(point, status)
+        return True
+    except (TestbedError, ParseError) as exc:  # this point failed; the others still run
+        rundir.discard(staging, keep_as=point.id)
+        progress.point(point, f"FAILED: {exc}")
+        session.setdefault("failed", []).append({"point": point.id, "error": str(exc)})
+        bench.close()
+        return False
+    except BaseException:
+        rundir.discard(staging)
+        raise
+
+
+def more_repetitions(exp: Experiment, rundir: RunDir, allowed: set[str] | None = None) -> tuple[int, list[Point]]:
+    """`repeat: auto`'s next round, judged from RUNDIR: (how many claim checks straddle their
+    bound, the points to run: one more repetition of every grid point such a check rests on
+    that has fewer than exp.repeat_max). Checks set aside as untrusted are not repeated: more
+    runs of a CPU-bound point decide nothing. ALLOWED: the only grid points (as verdicts name
+    them) that may be added to (a run of --only)."""
+    records = rundir.point_records()
+    verdict = claims.verdict(exp.claims, records, summary.fidelity_gate(rundir, exp))
+    straddling = claims.straddling(verdict)
+    done: dict[str, list[int]] = {}
+    for record in records:
+        done.setdefault(claims.point_name(record), []).append(record["repetition"])
+    wanted = {name for check in straddling for name in check["points"]
+              if len(done.get(name, ())) < exp.repeat_max and (allowed is None or name in allowed)}
+    points = []
+    for p in exp.points:
+        name = claims.point_name({"params": p.params})
+        if p.repetition == 1 and name in wanted:
+            points.append(replace(p, repetition=max(done[name]) + 1))
+    return len(straddling), _by_shape(points)
+
+
+def repeat_until_decided(exp: Experiment, rundir: RunDir, run, progress: Progress,
+                         allowed: set[str] | None = None) -> int:
+    """`repeat: auto`: once every planned point is in, while a claim check's interval
+    straddles its bound and its grid points have fewer than exp.repeat_max repetitions,
+    run one more repetition of them (RUN(point) -> committed?) and judge again. The added
+    repetitions are ordinary points of the run (their ids end in repN), so a resumed run
+    counts them. Returns how many points were added."""
+    added = 0
+    while {p.id for p in exp.points} <= rundir.finished_points():  # a partial run is judged when complete
+        count, points = more_repetitions(exp, rundir, allowed)
+        if not points:
+            break
+        rounds: dict[int, list[str]] = {}
+        for p in points:
+            rounds.setdefault(p.repetition, []).append(claims.point_name({"params": p.params}))
+        checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"
+        adding = "; ".join(f"repetition {k} of {', '.join(names)}" for k, names in sorted(rounds.items()))
+        print(f"repeat: auto: {checks}; adding {adding}", file=sys.stderr, flush=True)
+        progress.extend(points)
+        committed = [run(p) for p in points]
+        added += sum(committed)
+        if not any(committed):  # every one failed: trying the same again would loop
+            break
+    return added
+
+
+def _still_undecided(exp: Experiment, rundir: RunDir) -> list[Point]:
+    """The repetitions `repeat: auto` would still add to a run whose planned points are all
+    in (outside --only, or after one failed); said, so the run stays resumable for them."""
+    if not {p.id for p in exp.points} <= rundir.finished_points():
+        return []
+    points = more_repetitions(exp, rundir)[1]
+    if points:
+        names = ", ".join(claims.point_name({"params": p.params}) for p in points)
+        print(f"repeat: auto: {names} may need more repetitions; the run stays resumable: "
+              "run it again to add them", file=sys.stderr)
+    return points
+
+
 def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
                    cli: list[str] | None = None, subset: list[Point] | None = None,
                    calibration: dict | None = None) -> RunDir:
-    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory.
+    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory;
+    then, for `repeat: auto`, more repetitions where a claim is undecided.
 
     CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
     the points beyond it are judged inconclusive."""
     wanted = {p.id for p in subset} if subset is not None else None
+    planned = {p.id for p in exp.points}
     rundir = RunDir.find_resumable(root, exp.name, exp.identity) if resume else None
     if rundir is not None:
         rundir.adopt_spec(exp.source, exp.identity)  # today's claims judge it when it finishes
         meta = metadata.read_run(rundir)
-        print(f"resuming {rundir.path} ({len(rundir.finished_points())} of {len(exp.points)} points done)",
-              file=sys.stderr)
+        finished = rundir.finished_points()
+        extra = len(finished - planned)
+        print(f"resuming {rundir.path} ({len(finished & planned)} of {len(exp.points)} points done"
+              + (f", and {extra} added by repeat: auto" if extra else "") + ")", file=sys.stderr)
     else:
         rundir = RunDir.create(root, exp.name)
         write_atomic(rundir.path / "spec.yaml", exp.source)
@@ -143,62 +277,31 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     session = meta["sessions"][-1]
     started = time.monotonic()
-    testbed: Testbed | None = None
+    bench = Bench()
+
+    def run(point: Point) -> bool:
+        return _run_and_commit(point, rundir, bench, progress, session)
+
+    undecided: list[Point] = []  # repetitions repeat: auto would still add: the run stays resumable
     try:
         for point in todo:
-            plan = build_plan(point)
-            if testbed is not None and testbed.plan.shape != plan.shape:
-                testbed.__exit__(None, None, None)
-                testbed = None
-            staging = rundir.staging(point.id)
-            try:
-                t_setup = time.monotonic()
-                if testbed is None:
-                    testbed = Testbed(plan)
-                    testbed.__enter__()
-                else:
-                    testbed.configure(plan)
-                setup = time.monotonic() - t_setup
-                snapshot = testbed.snapshot()
-                timing = run_point(testbed, point, plan, staging)
-                t_analysis = time.monotonic()
-                series, mets = analysis.analyze(point, plan, staging, timing["t0"], timing["launches"], timing["end"])
-                timing.update({"setup_seconds": round(setup, 3), "configured_seconds": point.duration,
-                               "analysis_seconds": round(time.monotonic() - t_analysis, 3)})
-                write_json(staging / "point.json", _point_record(point, plan, timing, snapshot, timing["events"]))
-                write_json(staging / "series.json", series)
-                write_json(staging / "metrics.json", mets)
-                rundir.commit_point(staging, point.id)
-                status = f"goodput {mets['goodput_mbps']:.2f} Mbit/s"
-                if "rtt_p50_ms" in mets:
-                    status += f", median RTT {mets['rtt_p50_ms']:.1f} ms"
-                if mets.get("cpu_bound"):
-                    status += ", CPU-BOUND"
-                progress.point(point, status)
-            except (TestbedError, ParseError) as exc:  # this point failed; the others still run
-                rundir.discard(staging, keep_as=point.id)
-                progress.point(point, f"FAILED: {exc}")
-                session.setdefault("failed", []).append({"point": point.id, "error": str(exc)})
-                if testbed is not None:
-                    testbed.__exit__(None, None, None)
-                    testbed = None
-            except BaseException:
-                rundir.discard(staging)
-                raise
+            run(point)
+        if exp.adaptive:
+            allowed = None if subset is None else {claims.point_name({"params": p.params}) for p in subset}
+            repeat_until_decided(exp, rundir, run, progress, allowed)
+            undecided = _still_undecided(exp, rundir)
     except KeyboardInterrupt:
         meta["status"] = "interrupted"
         raise Interrupted(f"interrupted; finished points are kept in {rundir.path} "
                           f"(run the same command again to finish the rest)") from None
     finally:
-        if testbed is not None:
-            testbed.__exit__(None, None, None)
+        bench.close()
         signal.signal(signal.SIGTERM, previous_term)
         signal.signal(signal.SIGINT, previous_int)
         session["wall_seconds"] = round(time.monotonic() - started, 3)
         session["points_run"] = progress.done
         if meta["status"] == "running":
-            missing = len(exp.points) - len(rundir.finished_points())
-            meta["status"] = "complete" if missing == 0 else "incomplete"
+            meta["status"] = "complete" if planned <= rundir.finished_points() and not undecided else "incomplete"
         write_json(rundir.path / "run.json", meta)
     summary.finish(rundir, exp)
     return rundir

@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,9 @@ SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
 MEASURED_KEYS = ("link", "pacing", "flows", "sysctls", "sampling", "repeat", "seed")
 PLOT_KEYS = {"kind", "title"}
+# `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
+# to the second number) as a claim whose interval straddles its bound needs (runner.py).
+AUTO_REPEAT = (3, 8)
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
 
 
@@ -193,9 +196,22 @@ class Experiment:
     plot_title: str | None
     claims: tuple[Claim, ...]
     reference: dict = field(default_factory=dict)
-    repeat: int = 1
+    repeat: int = 1  # repetitions planned for every grid point (points holds them)
     seed: int = 1
     notes: tuple[str, ...] = ()  # where this testbed's kernel or emulator differs from the paper
+    repeat_max: int = 1  # repetitions a grid point may reach (repeat: auto); repeat when fixed
+
+    @property
+    def adaptive(self) -> bool:
+        """More repetitions may be added where a claim's interval straddles its bound."""
+        return self.repeat_max > self.repeat
+
+    @property
+    def every_point(self) -> tuple[Point, ...]:
+        """The planned points and every repetition `repeat: auto` may add, up to repeat_max."""
+        return self.points + tuple(replace(p, repetition=rep) for p in self.points
+                                   if p.repetition == self.repeat
+                                   for rep in range(self.repeat + 1, self.repeat_max + 1))
 
 
 def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
@@ -218,6 +234,23 @@ def _count(value: Any, key: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise SpecError(f"{key}: expected a whole number >= {minimum}, got {value!r}")
     return value
+
+
+def _repeat(value: Any) -> tuple[int, int]:
+    """`repeat`: a whole number (that many runs of every grid point), `auto`, or
+    {min: N, max: M}: N runs, and up to M where a claim cannot be decided. (planned, most)"""
+    if value == "auto":
+        return AUTO_REPEAT
+    if isinstance(value, dict):
+        _check_keys(value, {"min", "max"}, "repeat")
+        for key in ("min", "max"):
+            if key not in value:
+                raise SpecError(f"repeat.{key}: required (or give repeat: auto, {AUTO_REPEAT[0]} to {AUTO_REPEAT[1]})")
+        low = _count(value["min"], "repeat.min", minimum=2)  # an interval needs two runs
+        return low, _count(value["max"], "repeat.max", minimum=low)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"repeat: expected a whole number >= 1, auto, or {{min: N, max: M}}; got {value!r}")
+    return value, value
 
 
 def _buffer(value: Any, key: str) -> Buffer:
@@ -529,7 +562,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     plot = _check_keys(raw.get("plot") or {}, PLOT_KEYS, "plot")
     plot_kind = _choice(plot.get("kind", "rtt_timeseries"), PLOT_KINDS, "plot.kind")
     pacing_default = raw.get("pacing", "fq")
-    repeat = _count(raw.get("repeat", 1), "repeat")
+    repeat, repeat_max = _repeat(raw.get("repeat", 1))
     seed = raw.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise SpecError(f"seed: expected a whole number, got {seed!r}")
@@ -566,6 +599,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         repeat=repeat,
         seed=seed,
         notes=_notes(raw.get("notes")),
+        repeat_max=repeat_max,
     )
 
 

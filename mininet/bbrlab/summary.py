@@ -41,7 +41,9 @@ def finish(rundir: RunDir, exp: Experiment) -> dict:
     write_json(rundir.path / "metrics.json", {"points": [
         {"params": r["params"], "metrics": r["metrics"]} for r in merged]})
     v = claims.verdict(exp.claims, records, fidelity_gate(rundir, exp))
-    v["points"] = {"finished": len(records), "total": len(exp.points)}
+    # the planned points, and any repetitions `repeat: auto` added beyond them
+    total = len({p.id for p in exp.points} | rundir.finished_points())
+    v["points"] = {"finished": len(records), "total": total}
     meta = metadata.read_run(rundir)
     v["overhead"] = metadata.overhead(meta, records)
     write_json(rundir.path / "verdict.json", v)

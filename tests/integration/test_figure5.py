@@ -51,9 +51,10 @@ def test_script_exits_zero_and_every_claim_is_judged(run):
     proc, rundir, *_ = run
     assert proc.returncode == 0, proc.stderr
     verdict = read_json(rundir.path / "verdict.json")
-    # judged, and not CPU-bound (a TCG guest's link may still be flagged as below its rate)
-    assert verdict["verdict"].split(" (")[0] in ("reproduced", "not reproduced"), verdict["verdict"]
-    assert "CPU-bound" not in verdict["verdict"]
+    # judged, and not CPU-bound (a TCG guest's link may still be flagged as below its rate,
+    # which makes the verdict inconclusive)
+    assert verdict["verdict"] in ("reproduced", "not reproduced", "inconclusive"), verdict["verdict"]
+    assert verdict["cpu_bound_points"] == [], verdict["why"]
     assert [c["status"] for c in verdict["claims"]].count("not evaluated") == 0
     assert f"verdict: {verdict['verdict']}" in proc.stdout
     assert read_json(rundir.path / "run.json")["status"] == "complete"
@@ -144,4 +145,6 @@ def test_plot_redraws_from_the_results_alone(run, tmp_path):
     strict = subprocess.run([str(REPO / "bbrlab"), "plot", str(lab), "--strict"], capture_output=True, text=True,
                             timeout=120)
     assert strict.returncode == 3, strict.stderr
-    assert "--strict: claim check says 'not reproduced'" in strict.stderr
+    # (not reproduced; or inconclusive when a TCG guest's link fell below its rate at CUBIC's point)
+    said = read_json(lab / "verdict.json")["verdict"]
+    assert said in ("not reproduced", "inconclusive") and f"--strict: claim check says '{said}'" in strict.stderr

@@ -88,6 +88,16 @@ def test_a_run_is_analyzed_again_from_its_raw_files(tmp_path):
     assert (folder / "raw" / "cpu.txt").is_file()  # what was measured stays
 
 
+def test_a_repetition_that_repeat_auto_added_is_analyzed_again_too(tmp_path):
+    from bbrlab.errors import BbrlabError
+
+    exp, rundir, folder = _run_with_the_step_point(tmp_path)
+    folder.rename(folder.with_name(folder.name.replace("rep1", "rep5")))
+    with pytest.raises(BbrlabError, match="rep5: this point is not in the run's spec.yaml"):
+        analysis.reanalyze(rundir, exp)  # repeat: 1
+    assert analysis.reanalyze(rundir, spec.load(EXPERIMENTS / "step.yaml", ["repeat=auto"])) == 1
+
+
 def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
     from bbrlab.errors import BbrlabError
     from bbrlab.results import read_json

@@ -1,4 +1,5 @@
-"""Claims against hand-made point records: selection, bounds, ratios, repetitions, verdicts."""
+"""Claims against hand-made point records: selection, bounds, ratios, repetitions with
+their intervals, untrusted points, verdicts."""
 
 from __future__ import annotations
 
@@ -11,12 +12,20 @@ from bbrlab.errors import SpecError
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
 
 
-def rec(params: dict | None = None, ccs=None, **metrics) -> dict:
+def rec(params: dict | None = None, ccs=None, repetition: int | None = None, **metrics) -> dict:
     """A record shaped like the runner's point.json + metrics.json."""
     params = params or {}
     ccs = ccs or [params.get("cc", "bbr")]
     ident = ",".join(f"{k}={v}" for k, v in params.items())
-    return {"id": ident, "params": params, "flows": [{"cc": c} for c in ccs], "metrics": metrics}
+    record = {"id": ident, "params": params, "flows": [{"cc": c} for c in ccs], "metrics": metrics}
+    if repetition is not None:
+        record["repetition"] = repetition
+    return record
+
+
+def reps(params: dict, metric: str, values, **extra) -> list[dict]:
+    """One record per value: repetitions 1, 2, ... of one grid point."""
+    return [rec(params, repetition=i, **{metric: v}, **extra) for i, v in enumerate(values, 1)]
 
 
 def claim(metric="m", where=None, vs=None, min=None, max=None, relative_to=None) -> spec.Claim:  # noqa: A002
@@ -43,7 +52,8 @@ def test_every_selected_point_must_hold():
     records = [rec({"cc": "bbr"}, m=1), rec({"cc": "cubic"}, m=9)]
     result = claims.evaluate_claim(claim(max=5), records)
     assert result["status"] == "fails"
-    assert [(c["point"], c["value"], c["ok"]) for c in result["checks"]] == [("cc=bbr", 1, True), ("cc=cubic", 9, False)]
+    assert [(c["point"], c["value"], c["status"]) for c in result["checks"]] == [
+        ("cc=bbr", 1, "holds"), ("cc=cubic", 9, "fails")]
     assert status(claim(max=5, where={"cc": "bbr"}), records) == "holds"
 
 
@@ -69,7 +79,8 @@ def test_absolute_bound_text():
 def test_missing_metrics_fail_with_a_note(metrics, note):
     result = claims.evaluate_claim(claim("rtt_p50_ms", max=1.5, relative_to="base_rtt_ms"), [rec(**metrics)])
     assert result["status"] == "fails"
-    assert result["checks"] == [{"point": "point", "value": None, "ok": False, "note": note}]
+    assert result["checks"] == [{"point": "point", "points": ["point"], "value": None, "n": 0, "status": "fails",
+                                 "note": note}]
 
 
 def test_nothing_selected_is_not_evaluated():
@@ -125,9 +136,9 @@ def test_vs_is_a_ratio_to_the_matching_point():
     records = [rec({"rate": r, "cc": cc}, m=v) for r, cc, v in
                [("10Mbit", "bbr", 40), ("10Mbit", "cubic", 200), ("20Mbit", "bbr", 30), ("20Mbit", "cubic", 50)]]
     result = claims.evaluate_claim(claim(where={"cc": "bbr"}, vs={"cc": "cubic"}, max=0.5), records)
-    assert [(c["point"], c["value"], c["ok"]) for c in result["checks"]] == [
-        ("rate=10Mbit, cc=bbr vs rate=10Mbit, cc=cubic", 0.2, True),
-        ("rate=20Mbit, cc=bbr vs rate=20Mbit, cc=cubic", 0.6, False),
+    assert [(c["point"], c["value"], c["status"]) for c in result["checks"]] == [
+        ("rate=10Mbit, cc=bbr vs rate=10Mbit, cc=cubic", 0.2, "holds"),
+        ("rate=20Mbit, cc=bbr vs rate=20Mbit, cc=cubic", 0.6, "fails"),
     ]
     assert result["checks"][0]["detail"] == "40 / 200" and result["status"] == "fails"
     only_10 = claim(where={"cc": "bbr", "rate": "10Mbit"}, vs={"cc": "cubic"}, max=0.5)
@@ -208,51 +219,179 @@ def test_figure5_claims_not_reproduced(kwargs, failing):
     assert v["fails"] == len(failing) and v["holds"] == 4 - len(failing)
 
 
-def test_verdict_averages_repetitions_first():
-    c = (claim("rtt", max=1.5, where={"cc": "bbr"}),)
-    assert claims.verdict(c, [rec({"cc": "bbr"}, rtt=1.4), rec({"cc": "bbr"}, rtt=1.55)])["verdict"] == "reproduced"
-    assert claims.verdict(c, [rec({"cc": "bbr"}, rtt=1.4), rec({"cc": "bbr"}, rtt=1.8)])["verdict"] == "not reproduced"
+# ---------------------------------------------------------------- repetitions: intervals
 
 
-def test_cpu_bound_makes_the_verdict_inconclusive():
+def test_a_single_repetition_is_judged_on_its_value_alone():
+    (check,) = claims.evaluate_claim(claim(max=80), [rec(m=79.4)])["checks"]
+    assert (check["value"], check["low"], check["high"], check["n"], check["status"]) == (79.4, 79.4, 79.4, 1, "holds")
+    assert status(claim(max=80), [rec(m=81.1)]) == "fails"
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([1.40, 1.41, 1.42], "holds"),  # all of the interval below the bound
+    ([1.60, 1.61, 1.62], "fails"),  # all of it above
+    ([1.40, 1.60, 1.50], "inconclusive"),  # mean 1.5 holds, but the interval straddles 1.5
+    ([1.40, 1.55], "inconclusive"),  # the mean (1.475) alone would have said holds
+])
+def test_a_check_is_judged_on_the_interval_of_its_repetitions(values, expected):
+    result = claims.evaluate_claim(claim("rtt", max=1.5), reps({"cc": "bbr"}, "rtt", values))
+    (check,) = result["checks"]
+    assert check["status"] == result["status"] == expected and check["n"] == len(values)
+    assert check["low"] <= check["value"] <= check["high"]
+    assert (check.get("note") == claims.STRADDLES) == (expected == "inconclusive")
+
+
+def test_a_check_gives_the_t_interval_of_its_repetitions():
+    (check,) = claims.evaluate_claim(claim(max=80), reps({"cc": "bbr"}, "m", [74, 78, 82]))["checks"]
+    half = 4.302653 * 4 / 3 ** 0.5  # t(0.975, 2 df) x sd / sqrt(n)
+    assert check["value"] == 78 and check["n"] == 3
+    assert check["low"] == pytest.approx(78 - half, abs=1e-3) and check["high"] == pytest.approx(78 + half, abs=1e-3)
+
+
+def test_relative_to_scales_each_repetition_by_its_own_metric():
+    records = [rec(rtt=100.0, base=40.0, repetition=1), rec(rtt=150.0, base=60.0, repetition=2),
+               rec(rtt=125.0, base=50.0, repetition=3)]
+    result = claims.evaluate_claim(claim("rtt", max=2.5, relative_to="base"), records)
+    (check,) = result["checks"]
+    # every repetition sits at exactly 2.5x its own base: a zero-width interval on the bound
+    assert result["status"] == "holds" and check["n"] == 3
+    assert check["value"] == check["low"] == check["high"] == 125.0 and check["bound"] == "<= 2.5 x base (50)"
+    # the means alone (125 / 50) would hold at 2.5 too, but one repetition is over: no longer certain
+    records[0]["metrics"]["base"] = 39.0
+    assert status(claim("rtt", max=2.5, relative_to="base"), records) == "inconclusive"
+
+
+def test_vs_pairs_repetitions_by_number_and_uses_the_common_ones():
+    bbr = [rec({"cc": "bbr"}, m=v, repetition=i) for i, v in ((1, 10.0), (2, 20.0), (3, 30.0))]
+    cubic = [rec({"cc": "cubic"}, m=v, repetition=i) for i, v in ((3, 300.0), (1, 100.0), (2, 200.0))]
+    result = claims.evaluate_claim(claim(where={"cc": "bbr"}, vs={"cc": "cubic"}, max=0.2), bbr + cubic)
+    (check,) = result["checks"]
+    # rep i over rep i: always 0.1 (in list order the ratios would spread from 0.033 to 0.15)
+    assert (check["value"], check["low"], check["high"], check["n"]) == (0.1, 0.1, 0.1, 3)
+    assert check["detail"] == "20 / 200" and check["points"] == ["cc=bbr", "cc=cubic"]
+    assert result["status"] == "holds"
+    (check,) = claims.evaluate_claim(claim(where={"cc": "bbr"}, vs={"cc": "cubic"}, max=0.2),
+                                     bbr + cubic[1:])["checks"]
+    assert check["n"] == 2 and check["detail"] == "15 / 150"  # repetition 3 has no partner
+
+
+def test_a_repetition_without_the_metric_is_left_out():
+    records = reps({}, "m", [1.0, 1.1]) + [rec(repetition=3, other=5)]
+    (check,) = claims.evaluate_claim(claim(max=9), records)["checks"]
+    assert check["n"] == 2 and check["status"] == "holds"
+
+
+# ---------------------------------------------------------------- verdict
+
+
+def test_the_verdict_is_one_of_four_words():
+    c = (claim("m", max=80, where={"cc": "bbr"}),)
+    assert claims.verdict(c, reps({"cc": "bbr"}, "m", [70, 71, 72]))["verdict"] == "reproduced"
+    assert claims.verdict(c, reps({"cc": "bbr"}, "m", [84, 85, 86]))["verdict"] == "not reproduced"
+    assert claims.verdict(c, reps({"cc": "bbr"}, "m", [74, 78, 82]))["verdict"] == "inconclusive"
+    assert claims.verdict(c, reps({"cc": "cubic"}, "m", [74]))["verdict"] == "not evaluated"
+
+
+def test_one_inconclusive_claim_and_none_failing_is_inconclusive():
+    records = figure5_records()
+    records[0]["repetition"] = 1
+    records.append(dict(records[0], repetition=2, metrics=dict(records[0]["metrics"], rtt_p50_ms=95.0)))
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    # the ratio to CUBIC pairs repetition 1 only (CUBIC ran once): it holds on that pair
+    assert [r["status"] for r in v["claims"]] == ["inconclusive", "holds", "holds", "holds"]
+    assert v["verdict"] == "inconclusive" and (v["holds"], v["fails"], v["inconclusive"]) == (3, 0, 1)
+    assert v["why"][0] == ("interval straddles the bound: bbr-bounded-queue cc=bbr: 70.0 [-247.7, 387.7] n=2 "
+                           "vs <= 2 x base_rtt_ms (40)")
+    assert [c["points"] for c in claims.straddling(v)] == [["cc=bbr"]]
+    lines = claims.verdict_lines(v)
+    assert lines[:2] == ["verdict: inconclusive", f"  why: {v['why'][0]}"]
+    assert lines[2].startswith("  [ ?? ] BBR's median RTT stays within 2x")
+    assert lines[2].endswith("(cc=bbr: 70.0 [-247.7, 387.7] n=2)")
+    assert claims.verdict_lines(v, why=False)[1].startswith("  [ ?? ] BBR's median RTT")
+
+
+def test_a_failing_claim_makes_it_not_reproduced_even_beside_an_inconclusive_one():
+    records = figure5_records(util=0.5)
+    records[0]["repetition"] = 1
+    records.append(dict(records[0], repetition=2, metrics=dict(records[0]["metrics"], rtt_p50_ms=95.0)))
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "not reproduced" and (v["holds"], v["fails"], v["inconclusive"]) == (2, 1, 1)
+    assert v["why"][0].startswith("fails: link-busy cc=")
+
+
+def test_a_cpu_bound_points_checks_are_inconclusive_never_holding():
     records = figure5_records(cpu_bound=False)
     records.append(rec({"cc": "bbr"}, rtt_p50_ms=45.0, base_rtt_ms=40.0, link_busy=0.95, cpu_bound=True,
                        rtt_p95_ms=60.0, full_buffer_rtt_ms=252.0))
     v = claims.verdict(spec.load(FIGURE5).claims, records)
-    assert v["verdict"] == "reproduced (inconclusive: CPU-bound)" and v["cpu_bound_points"] == ["cc=bbr"]
+    assert v["verdict"] == "inconclusive" and v["cpu_bound_points"] == ["cc=bbr"]
+    by_id = {r["id"]: r for r in v["claims"]}
+    assert by_id["bbr-bounded-queue"]["status"] == "inconclusive"  # it would hold: it counts neither way
+    assert by_id["bbr-bounded-queue"]["checks"][0]["note"] == "CPU-bound"
+    assert by_id["cubic-fills-buffer"]["status"] == "holds"
+    assert [c["status"] for c in by_id["link-busy"]["checks"]] == ["inconclusive", "holds"]
+    assert v["why"] == ["CPU-bound points: cc=bbr"] and claims.straddling(v) == []
     lines = claims.verdict_lines(v)
+    assert lines[2].endswith("(cc=bbr: 45.0 [45, 45] n=2 (CPU-bound))")
     assert lines[-1] == "  warning: CPU-bound points (emulation not trustworthy): cc=bbr"
+    # nor does a failing CPU-bound point count against a claim
     failing = claims.verdict(spec.load(FIGURE5).claims, figure5_records(util=0.1, cpu_bound=True))
-    assert failing["verdict"] == "not reproduced (inconclusive: CPU-bound)"
+    assert failing["verdict"] == "inconclusive" and failing["fails"] == 0
 
 
-def test_a_link_below_its_rate_makes_the_verdict_inconclusive_too():
+def test_a_link_below_its_rate_sets_its_points_aside_too():
     records = figure5_records()
     records[1]["metrics"]["link_short"] = True
     v = claims.verdict(spec.load(FIGURE5).claims, records)
-    assert v["verdict"] == "reproduced (inconclusive: link below its rate)" and v["link_short_points"] == ["cc=cubic"]
+    assert v["verdict"] == "inconclusive" and v["link_short_points"] == ["cc=cubic"]
+    assert v["why"] == ["link below its rate: cc=cubic"]
     assert claims.verdict_lines(v)[-1].endswith("(the emulator's limit): cc=cubic")
     records[0]["metrics"]["cpu_bound"] = True
-    assert claims.verdict(spec.load(FIGURE5).claims, records)["verdict"] == \
-        "reproduced (inconclusive: CPU-bound, link below its rate)"
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "inconclusive" and v["why"] == ["CPU-bound points: cc=bbr", "link below its rate: cc=cubic"]
+    vs_check = next(r for r in v["claims"] if r["id"] == "bbr-below-cubic")["checks"][0]
+    assert vs_check["status"] == "inconclusive" and vs_check["note"] == "CPU-bound, link below its rate"
+
+
+def test_why_names_three_checks_of_a_kind_and_counts_the_rest():
+    records = [rec({"loss": f"{n}%"}, m=9) for n in range(1, 6)]
+    records += [r for n in (10, 20) for r in reps({"loss": f"{n}%"}, "m", [4.0, 5.0, 6.0])]
+    v = claims.verdict((claim(max=5),), records)
+    assert v["verdict"] == "not reproduced"
+    assert v["why"] == ["fails: c loss=1%: 9.0 vs <= 5", "fails: c loss=2%: 9.0 vs <= 5", "fails: c loss=3%: 9.0 vs <= 5",
+                        "fails: and 2 more checks",
+                        "interval straddles the bound: c loss=10%: 5.0 [2.516, 7.484] n=3 vs <= 5",
+                        "interval straddles the bound: c loss=20%: 5.0 [2.516, 7.484] n=3 vs <= 5"]
+
+
+def test_an_untrusted_point_is_not_reported_when_no_claim_reads_it():
+    v = claims.verdict((claim(max=1, where={"cc": "bbr"}),),
+                       [rec({"cc": "bbr"}, m=0), rec({"cc": "cubic"}, m=0, cpu_bound=True)])
+    assert v["verdict"] == "reproduced" and v["why"] == [] and v["cpu_bound_points"] == ["cc=cubic"]
 
 
 def test_nothing_evaluated_is_not_inconclusive():
     v = claims.verdict((claim(max=1, where={"cc": "reno"}),), [rec({"cc": "bbr"}, m=0, cpu_bound=True)])
     assert v["verdict"] == "not evaluated" and v["cpu_bound_points"] == ["cc=bbr"]
-    assert (v["holds"], v["fails"]) == (0, 0)
-    assert claims.verdict((), figure5_records())["verdict"] == "not evaluated"
+    assert (v["holds"], v["fails"], v["inconclusive"]) == (0, 0, 0)
+    assert v["why"] == ["no claim selected a point of this run"]
+    v = claims.verdict((), figure5_records())
+    assert v["verdict"] == "not evaluated" and v["why"] == ["the experiment has no claims"]
 
 
 def test_verdict_lines_marks():
     records = figure5_records(util=0.5)
     cs = spec.load(FIGURE5).claims + (spec.Claim("x", "never", "m", {"cc": "reno"}, None, None, 1, None),)
-    lines = claims.verdict_lines(claims.verdict(cs, records))
+    v = claims.verdict(cs, records)
+    lines = claims.verdict_lines(v)
     assert lines[0] == "verdict: not reproduced"
-    assert lines[1].startswith("  [PASS] BBR's median RTT stays within 2x") and "(cc=bbr: 45.0)" in lines[1]
-    assert lines[3].startswith("  [PASS] BBR's median RTT is at most half") and "cc=bbr vs cc=cubic: 0.225" in lines[3]
-    assert lines[4].startswith("  [FAIL] Both keep the link busy") and "cc=cubic: 0.5" in lines[4]
-    assert lines[5] == "  [n/a ] never"
+    assert v["why"] == ["fails: link-busy cc=bbr: 0.5 vs >= 0.85", "fails: link-busy cc=cubic: 0.5 vs >= 0.85"]
+    assert lines[1:3] == [f"  why: {w}" for w in v["why"]]
+    assert lines[3].startswith("  [PASS] BBR's median RTT stays within 2x") and "(cc=bbr: 45.0)" in lines[3]
+    assert lines[5].startswith("  [PASS] BBR's median RTT is at most half") and "cc=bbr vs cc=cubic: 0.225" in lines[5]
+    assert lines[6].startswith("  [FAIL] Both keep the link busy") and "cc=cubic: 0.5" in lines[6]
+    assert lines[7] == "  [n/a ] never"
 
 
 def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive():
@@ -266,9 +405,12 @@ def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive(
     low = [at(10, "1%", 2), at(10, "2%", 2)]
     v = claims.verdict(c, low, gate)
     assert v["verdict"] == "reproduced" and v["fidelity_gate"] is None
-    v = claims.verdict(c, low + [at(10, "5%", 2, changes=[200])] + [at(100, f"{n}%", 2) for n in range(4)], gate)
-    assert v["verdict"] == "reproduced (inconclusive: link below its rate)"
+    v = claims.verdict(c, low + [at(10, "5%", 0.5, changes=[200])] + [at(100, f"{n}%", 2) for n in range(4)], gate)
+    assert v["verdict"] == "inconclusive" and v["fails"] == 0  # 0.5 at 200 Mbit/s does not count against
     assert v["fidelity_gate"]["points"][0] == "rate=10Mbit, loss=5%" and len(v["fidelity_gate"]["points"]) == 5
+    assert v["why"] == ["at or above 100 Mbit/s, where this machine's emulator failed its fidelity check: "
+                        "rate=10Mbit, loss=5%, rate=100Mbit, loss=0%, rate=100Mbit, loss=1% and 2 more"]
+    assert v["claims"][0]["checks"][2]["note"] == "at or above the fidelity gate"
     assert claims.verdict_lines(v)[-1] == (
         "  warning: this machine's emulator failed its fidelity check at 100 Mbit/s (one flow gets 95%: 0.74); "
         "not trustworthy at that rate or above: rate=10Mbit, loss=5%, rate=100Mbit, loss=0%, "
@@ -276,6 +418,7 @@ def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive(
 
 
 def test_a_failing_claim_shows_its_failed_checks_first():
+    # as a verdict.json written before checks had a status reads (their "ok")
     v = {"verdict": "not reproduced", "cpu_bound_points": [], "claims": [{
         "text": "BBR beats CUBIC", "status": "fails",
         "checks": [{"point": f"loss={n}%", "value": 3.0, "ok": True} for n in range(1, 6)]
@@ -283,6 +426,17 @@ def test_a_failing_claim_shows_its_failed_checks_first():
     line = claims.verdict_lines(v)[1]
     assert line.startswith("  [FAIL] BBR beats CUBIC  (loss=50%: 1.2; loss=1%: 3.0;")
     assert line.endswith("; 2 more)")
+
+
+def test_an_inconclusive_claim_shows_its_undecided_checks_first():
+    checks = [{"point": f"loss={n}%", "value": 3.0, "low": 2.5, "high": 3.5, "n": 3, "status": "holds"}
+              for n in (1, 2)]
+    checks.append({"point": "loss=5%", "value": 1.1, "low": 0.9, "high": 1.3, "n": 3, "status": "inconclusive",
+                   "note": claims.STRADDLES})
+    v = {"verdict": "inconclusive", "cpu_bound_points": [], "why": ["x"],
+         "claims": [{"text": "BBR beats CUBIC", "status": "inconclusive", "checks": checks}]}
+    assert claims.verdict_lines(v)[2] == ("  [ ?? ] BBR beats CUBIC  (loss=5%: 1.1 [0.9, 1.3] n=3; "
+                                          "loss=1%: 3.0 [2.5, 3.5] n=3; loss=2%: 3.0 [2.5, 3.5] n=3)")
 
 
 def test_a_verdict_on_part_of_a_run_says_what_it_rests_on():

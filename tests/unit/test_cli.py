@@ -72,6 +72,20 @@ def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_dry_run_and_list_say_when_repetitions_are_added_as_needed(capsys, monkeypatch, tmp_path):
+    code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "repeat=auto")
+    assert code == 0 and "figure5: 6 point(s), 3-8 repetitions (auto); sweep axes: cc=" in out
+    code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "repeat={min: 2, max: 4}")
+    assert "figure5: 4 point(s), 2-4 repetitions (auto); sweep axes" in out
+    code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "repeat=3")
+    assert "figure5: 6 point(s); sweep axes" in out
+    text = (REPO / "experiments" / "figure5.yaml").read_text()
+    (tmp_path / "auto.yaml").write_text(text + "repeat: auto\n")
+    monkeypatch.setattr(cli, "EXPERIMENTS", tmp_path)
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0 and out.startswith("auto               6 points,") and ", 3-8 repetitions (auto)  " in out
+
+
 def test_list_shows_every_experiment(capsys):
     code, out, _ = run_cli(capsys, "list")
     assert code == 0
@@ -215,3 +229,11 @@ def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, mon
     assert [e.source for e in seen] == [today.source] == [(rundir.path / "spec.yaml").read_text()]
     run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
     assert len(seen) == 1  # judged by today's claims already: not again
+
+
+@pytest.mark.parametrize(("word", "code"), [("reproduced", 0), ("inconclusive", 3), ("not reproduced", 3),
+                                            ("not evaluated", 3)])
+def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
+    assert cli._strict_status(types.SimpleNamespace(strict=True), {"verdict": word}) == code
+    assert cli._strict_status(types.SimpleNamespace(strict=False), {"verdict": word}) == 0
+    assert (f"claim check says '{word}'" in capsys.readouterr().err) == (code != 0)

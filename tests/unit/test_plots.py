@@ -35,7 +35,7 @@ def test_fidelity_figure_shows_what_the_link_sent_against_its_rate(tmp_path):
     write_json(rundir.points_dir / point.id / "series.json", {
         "flows": {"f1": {"cc": "cubic", "start": 0.0, "throughput": [[t, 78.0] for t in range(1, 31)]}},
         "link_sent": [[t, 80.0] for t in times], "queue": [[t, 1200] for t in times], "link_rate": [[0.0, 100.0]]})
-    verdict = {"verdict": "not reproduced (inconclusive: link below its rate)", "claims": [],
+    verdict = {"verdict": "inconclusive", "why": ["link below its rate: point"], "claims": [],
                "cpu_bound_points": [], "link_short_points": ["point"]}
     path = plots.draw(exp, rundir, rundir.point_records(), verdict)
     assert path == rundir.path / "fidelity.png"
@@ -81,3 +81,19 @@ def test_a_sweep_marks_the_curves_the_emulator_could_not_be_trusted_with(tmp_pat
     plt.close(fig)
     assert labels["BBR"] == ["rate=1Mbit", "rate=10Mbit (emulator-limited)"]
     assert labels["CUBIC"] == ["rate=1Mbit", "rate=10Mbit (hollow: emulator-limited)"]
+
+
+@pytest.mark.parametrize(("word", "color"), [
+    ("reproduced", "#2e7d32"), ("not reproduced", "#b71c1c"), ("inconclusive", "#e65100"),
+    ("not evaluated", "#616161"),
+    ("reproduced (inconclusive: CPU-bound)", "#e65100"),  # a verdict.json from before the single word
+])
+def test_the_footer_is_coloured_by_the_verdict_word(word, color):
+    plt = plots._pyplot()
+    fig = plt.figure()
+    plots._footer(fig, {"verdict": word, "why": ["interval straddles the bound: c point: 1"], "claims": [],
+                        "cpu_bound_points": []})
+    (text,) = fig.texts
+    plt.close(fig)
+    assert text.get_color() == color
+    assert text.get_text().startswith(f"verdict: {word}\n  why: interval straddles the bound")

@@ -93,3 +93,26 @@ def test_report_shows_bbrs_own_estimate_beside_its_goodput(tmp_path):
     assert f"| 10 | 2.00 | 2.10 | 64% | {ref['bbr'][10]:.2f} |" in text
     assert f"| 20 | – | – | – | {ref['bbr'][20]:.2f} |" in text
     assert "|---|---|---|---|---|---|---|" in text and "long-term (\"policer\") mode" in text
+
+
+def test_report_gives_the_verdict_word_and_why_under_it(tmp_path):
+    goodput = {(cc, loss): 1.0 for cc in ("bbr", "cubic") for loss in (0.001, 0.01, 0.1)}
+    run = fake_run(tmp_path, "figure8", quick=True, goodput=goodput)
+    verdict = yaml.safe_load((run.path / "verdict.json").read_text())
+    why = ["interval straddles the bound: c loss=1%: 42.0 [38, 46] n=3 vs >= 40", "CPU-bound points: loss=10%"]
+    verdict.update({"verdict": "inconclusive", "why": why, "holds": 0, "inconclusive": 1,
+                    "points": {"finished": 8, "total": 8}})  # two repetitions added beyond the planned 6
+    verdict["claims"][0].update(status="inconclusive")
+    verdict["claims"][0]["checks"][0].update(status="inconclusive", low=38.0, high=46.0, n=3,
+                                             note="interval straddles the bound")
+    write_json(run.path / "verdict.json", verdict)
+    for loss in ("0.1%", "1%"):
+        folder = run.points_dir / f"loss={loss},cc=bbr,rep2"
+        write_json(folder / "point.json", {"params": {"loss": loss, "cc": "bbr"}, "flows": [{"cc": "bbr"}]})
+        write_json(folder / "metrics.json", {"loss": float(loss[:-1]) / 100, "steady_goodput_mbps": 1.0})
+    text = report.write(tmp_path, [spec.load(EXPERIMENTS / "figure8.yaml")]).read_text()
+    assert "| figure8 | inconclusive | 8 |" in text and "8 of 8 points" in text
+    assert "[ ?? ] BBR beats CUBIC  (loss=1%: 42.0 [38, 46] n=3)" in text
+    assert "  why:" not in text  # said once, under the block
+    assert ("```\n\nWhy inconclusive: interval straddles the bound: c loss=1%: 42.0 [38, 46] n=3 vs >= 40; "
+            "CPU-bound points: loss=10%.\n") in text

@@ -428,3 +428,41 @@ def test_identity_is_what_the_points_measure_blind_to_how_they_are_judged_or_des
                 {**base(), "sysctls": {"net.ipv4.tcp_ecn": 1}}, {**base(), "name": "other"}]
     assert len({spec.build(raw).identity for raw in measured} | {plain.identity}) == len(measured) + 1
     assert spec.build(judged, quick=True).identity != plain.identity  # the profile changed the flows
+
+
+# ---------------------------------------------------------------- repeat: auto
+
+
+@pytest.mark.parametrize(("repeat", "planned", "most"), [
+    (None, 1, 1), (2, 2, 2), ("auto", 3, 8), ({"min": 2, "max": 5}, 2, 5), ({"min": 4, "max": 4}, 4, 4),
+])
+def test_repeat_is_a_number_auto_or_a_range(repeat, planned, most):
+    raw = with_(**{"flows.0.cc": ["bbr", "cubic"]})
+    if repeat is not None:
+        raw["repeat"] = repeat
+    exp = spec.build(raw)
+    assert (exp.repeat, exp.repeat_max, exp.adaptive) == (planned, most, most > planned)
+    assert [p.id for p in exp.points] == [f"cc={c},rep{n}" for c in ("bbr", "cubic") for n in range(1, planned + 1)]
+    assert sorted(p.id for p in exp.every_point) == sorted(
+        f"cc={c},rep{n}" for c in ("bbr", "cubic") for n in range(1, most + 1))
+    assert {p.id: p for p in exp.every_point}[f"cc=cubic,rep{most}"].flows[0].cc == "cubic"
+
+
+def test_repeat_auto_can_be_set_from_the_command_line_and_is_part_of_the_identity():
+    exp = spec.build(base(), ["repeat=auto"])
+    assert (exp.repeat, exp.repeat_max) == spec.AUTO_REPEAT
+    assert exp.identity != spec.build(base()).identity != spec.build(base(), ["repeat=3"]).identity
+
+
+@pytest.mark.parametrize(("repeat", "message"), [
+    ("often", "repeat: expected a whole number >= 1, auto, or {min: N, max: M}; got 'often'"),
+    (True, "repeat: expected a whole number >= 1"),
+    ({"min": 1, "max": 5}, "repeat.min: expected a whole number >= 2, got 1"),
+    ({"min": 4, "max": 3}, "repeat.max: expected a whole number >= 4, got 3"),
+    ({"min": 3, "max": "8"}, "repeat.max: expected a whole number >= 3, got '8'"),
+    ({"min": 3}, "repeat.max: required"),
+    ({"max": 3}, "repeat.min: required"),
+    ({"min": 3, "max": 8, "step": 1}, "repeat.step: unknown key"),
+])
+def test_bad_repeat_names_the_key(repeat, message):
+    assert error({**base(), "repeat": repeat}).startswith(message)
