@@ -141,11 +141,10 @@ class Samplers:
                 self._spawn(rcv, ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",
                                   str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
         if self.link_pcap:
-            # r1 -> r2 is a veth: a frame reaches r2 as it leaves the shaper, and its kernel
-            # timestamp there is when the link sent it (headers only: ~0.1 ms of CPU per 1000)
-            far = next(lk.end2 for lk in self.plan.links if lk.end1 is bn)
-            self._spawn(far.host, ["tcpdump", "-n", "-i", far.name, "-Q", "in", "-s", "64", "-B", "16384", "-w",
-                                   str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log")
+            # on the bottleneck's own egress, a frame is stamped as the shaper hands it to
+            # the device: when the link sent it, before any receive-path delay (headers only)
+            self._spawn(bn.host, ["tcpdump", "-n", "-i", bn.name, "-Q", "out", "-s", "64", "-B", "16384", "-w",
+                                  str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log")
         self.cpu.start()
 
     def stop(self) -> None:

@@ -123,6 +123,14 @@ def test_envelope_ends_at_the_first_rate_that_misses_a_target():
     assert env["idle_rtt_error_ms"] == 0.5
 
 
+def test_only_cubic_points_judge_the_backlogged_link_and_the_payload_capacity():
+    """BBR drains the buffer on purpose (its queue empties between samples, ProbeRTT dips
+    its goodput): its delivery and efficiency say nothing about the link."""
+    env = calibrate.envelope([record(100e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.99),
+                              record(100e6, "bbr", link_delivery=0.92, steady_link_efficiency=0.92, bbr_bw_ratio=1.0)])
+    assert env["rates"][0]["faithful"] and env["rates"][0]["link_delivery"] == 0.99
+
+
 def test_envelope_vouches_for_nothing_above_the_top_measured_rate():
     env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.99), record(100e6, "cubic", link_delivery=0.99)])
     assert env["faithful_up_to_bps"] == 100e6
@@ -142,13 +150,15 @@ def test_machine_key_is_stable_and_tells_machines_apart():
     assert len(calibrate.machine_key(a)) == 12
 
 
-def test_a_stored_calibration_is_found_for_this_machine_only(tmp_path):
+def test_a_stored_calibration_is_found_for_this_machine_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("BBRLAB_CALIBRATION_DIR", str(tmp_path / "cal"))
     ident = {"hostname": "h", "kernel": "k", "cpus": 2, "virtualization": "qemu", "cpu_model": "m", "memory_gib": 2}
-    path = calibrate.path_for(tmp_path, calibrate.machine_key(ident))
-    assert calibrate.load(tmp_path, ident) is None
+    path = calibrate.path_for(calibrate.machine_key(ident))
+    assert path.parent == tmp_path / "cal"
+    assert calibrate.load(ident) is None
     path.parent.mkdir(parents=True)
     path.write_text('{"format": 1, "key": "x"}')
-    assert calibrate.load(tmp_path, ident) == {"format": 1, "key": "x"}
-    assert calibrate.load(tmp_path, dict(ident, cpus=4)) is None
+    assert calibrate.load(ident) == {"format": 1, "key": "x"}
+    assert calibrate.load(dict(ident, cpus=4)) is None
     path.write_text("{not json")
-    assert calibrate.load(tmp_path, ident) is None  # a damaged file is measured again, not a traceback
+    assert calibrate.load(ident) is None  # a damaged file is measured again, not a traceback
