@@ -276,11 +276,14 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
     if peak is not None:
         out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
+        out["link_gap_max_ms"], out["link_gap_p99_ms"] = round(peak[2] * 1e3, 3), round(peak[3] * 1e3, 3)
 
 
-def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple[float, float] | None:
-    """(highest rate over any 100 ms, its ratio to the rate then configured) of the frames
-    that left the bottleneck between START and END, or None without a capture."""
+def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
+    """(highest rate over any 100 ms, its ratio to the rate then configured, the longest and
+    the 99th-percentile pause between two frames) of the frames that left the bottleneck
+    between START and END, or None without a capture. A pause is where a late timer held
+    the shaper: a shaper that catches up sends the held frames at once afterwards."""
     if not pcap.is_file():
         return None
     frames = [(t - t0, n) for t, n in parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
@@ -294,7 +297,10 @@ def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float
             continue
         if peak / bps > best[1]:
             best = (peak, peak / bps)
-    return best if best[1] > 0 else None
+    if best[1] <= 0:
+        return None
+    gaps = [b[0] - a[0] for a, b in zip(frames, frames[1:])]
+    return (*best, max(gaps), m.percentile(gaps, 99))
 
 
 def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) -> None:

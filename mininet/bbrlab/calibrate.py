@@ -136,7 +136,7 @@ def envelope(records: list[dict]) -> dict:
                     old = row.get(name)  # the worst of the points that measure it
                     row[name] = mets[name] if old is None else (min if kind == "min" else max)(old, mets[name])
             row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc)]
-            for name in ("idle_rtt_error_ms", "cpu_busy_mean", "cpu_core_busy_max"):
+            for name in ("idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean", "cpu_core_busy_max"):
                 if mets.get(name) is not None:
                     row[name] = max(row.get(name, mets[name]), mets[name])
         row["faithful"] = not row["missed"]
@@ -173,14 +173,15 @@ def table(cal: dict) -> list[str]:
              f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}",
              f"  timer lateness (cyclictest, 1 ms): median {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us, "
              f"max {t['max_us']:.0f} us",
-             "  rate        delivery  peak/100ms  CUBIC eff.  BBR bw/rate  idle RTT err  faithful"]
+             "  rate        delivery  peak/100ms  longest pause  CUBIC eff.  BBR bw/rate  idle RTT err  faithful"]
 
     def cell(row: dict, name: str, fmt: str) -> str:
         return fmt.format(row[name]) if row.get(name) is not None else "–"
 
     for row in cal["rates"]:
         lines.append(f"  {row['rate_mbps']:>5g} Mbit/s {cell(row, 'link_delivery', '{:.3f}'):>9s} "
-                     f"{cell(row, 'link_peak_ratio', '{:.3f}'):>11s} {cell(row, 'steady_link_efficiency', '{:.3f}'):>11s} "
+                     f"{cell(row, 'link_peak_ratio', '{:.3f}'):>11s} {cell(row, 'link_gap_max_ms', '{:.1f} ms'):>14s} "
+                     f"{cell(row, 'steady_link_efficiency', '{:.3f}'):>11s} "
                      f"{cell(row, 'bbr_bw_ratio', '{:.3f}'):>12s} {cell(row, 'idle_rtt_error_ms', '{:+.2f} ms'):>13s}  "
                      f"{'yes' if row['faithful'] else 'NO: ' + '; '.join(row['missed'])}")
     up_to = cal["faithful_up_to_bps"]
