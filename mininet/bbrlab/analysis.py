@@ -223,6 +223,7 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
         whole = m.summary([r for _, r in rtts_all])
         out.update({f"rtt_{k}_ms": round(v, 3) for k, v in whole.items() if k != "n"})
         steady_rtts = [r for t, r in rtts_all if t >= startup] or [r for _, r in rtts_all]
+        out["rtt_p50_over_base"] = round(out["rtt_p50_ms"] / out["base_rtt_ms"], 4)  # BBR v1's cap: 2
         out["steady_rtt_p50_ms"] = round(m.percentile(steady_rtts, 50), 3)
         out["steady_rtt_p95_ms"] = round(m.percentile(steady_rtts, 95), 3)
     if idle:

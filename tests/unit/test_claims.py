@@ -9,7 +9,8 @@ import pytest
 from bbrlab import claims, spec
 from bbrlab.errors import SpecError
 
-FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
+# the claims engine is tested on a fixed set of four claims (figure 5's of before its sweep)
+FIGURE5 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "figure5-claims.yaml"
 
 
 def rec(params: dict | None = None, ccs=None, repetition: int | None = None, **metrics) -> dict:

@@ -66,7 +66,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "--results", str(tmp_path), "run", "figure5", "--dry-run", "--set", "rate=20Mbit",
                            "--set", "pacing=fq")
     assert code == 0
-    assert "figure5: 2 point(s); sweep axes: cc=['bbr', 'cubic']" in out
+    assert "figure5: 6 point(s), 3-8 repetitions (auto); sweep axes: cc=['bbr', 'cubic']" in out
     assert "netem limit 175 rate 20000000bit" in out
     assert "[snd1] tc qdisc replace dev snd1-eth0 root fq" in out
     assert list(tmp_path.iterdir()) == []
@@ -108,7 +108,7 @@ def test_help_runs_as_a_program():
 def test_a_suite_continues_where_it_stopped(tmp_path):
     from bbrlab.results import RunDir, write_json
 
-    exp = spec.load(REPO / "experiments" / "figure5.yaml")
+    exp = spec.load(REPO / "experiments" / "figure5.yaml", quick=True)  # one repetition
 
     def run(status: str, digest: str, done: list[str], verdict: bool = True) -> RunDir:
         rundir = RunDir.create(tmp_path, "figure5")

@@ -61,7 +61,7 @@ def test_many_senders_get_unique_subnets():
 
 def test_shape_ignores_settings_but_not_wiring():
     points = spec.load(FIGURE5, overrides=["rate=[10Mbit,50Mbit]"]).points
-    a, b = (topo.build_plan(pt) for pt in points if pt.params["cc"] == "bbr")
+    a, b = (topo.build_plan(pt) for pt in points if pt.params["cc"] == "bbr" and pt.repetition == 1)
     assert a.shape == b.shape and a.bottleneck.tc != b.bottleneck.tc
     assert plan([{"cc": "bbr", "count": 2, "duration": "1s"}]).shape != a.shape
 
