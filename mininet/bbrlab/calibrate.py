@@ -36,7 +36,9 @@ EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "fidelity.yam
 # so its queue empties between samples and its goodput dips in ProbeRTT).
 TARGETS = {
     "link_delivery": ("min", 0.98, "cubic"),  # the backlogged link sends its rate
-    "link_peak_ratio": ("max", 1.03, None),  # no 100 ms window above the rate
+    # no 100 ms window above the rate, beyond what the longest pause of the guest held back
+    # (pauses of 10-20 ms happen here: caught up, they read as 1.1-1.2; lost, as rate)
+    "link_peak_beyond_pause": ("max", 1.03, None),
     "bbr_bw_ratio": ("max", 1.05, "bbr"),  # BBR's median estimate within the rate
     "steady_link_efficiency": ("min", 0.95, "cubic"),  # one CUBIC flow gets the payload capacity
 }
@@ -136,7 +138,8 @@ def envelope(records: list[dict]) -> dict:
                     old = row.get(name)  # the worst of the points that measure it
                     row[name] = mets[name] if old is None else (min if kind == "min" else max)(old, mets[name])
             row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc)]
-            for name in ("idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean", "cpu_core_busy_max"):
+            for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
+                         "cpu_core_busy_max"):
                 if mets.get(name) is not None:
                     row[name] = max(row.get(name, mets[name]), mets[name])
         row["faithful"] = not row["missed"]
@@ -173,7 +176,8 @@ def table(cal: dict) -> list[str]:
              f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}",
              f"  timer lateness (cyclictest, 1 ms): median {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us, "
              f"max {t['max_us']:.0f} us",
-             "  rate        delivery  peak/100ms  longest pause  CUBIC eff.  BBR bw/rate  idle RTT err  faithful"]
+             "  rate        delivery  peak/100ms  longest pause  peak beyond  CUBIC eff.  BBR bw/rate  idle RTT err"
+             "  faithful"]
 
     def cell(row: dict, name: str, fmt: str) -> str:
         return fmt.format(row[name]) if row.get(name) is not None else "–"
@@ -181,6 +185,7 @@ def table(cal: dict) -> list[str]:
     for row in cal["rates"]:
         lines.append(f"  {row['rate_mbps']:>5g} Mbit/s {cell(row, 'link_delivery', '{:.3f}'):>9s} "
                      f"{cell(row, 'link_peak_ratio', '{:.3f}'):>11s} {cell(row, 'link_gap_max_ms', '{:.1f} ms'):>14s} "
+                     f"{cell(row, 'link_peak_beyond_pause', '{:.3f}'):>12s} "
                      f"{cell(row, 'steady_link_efficiency', '{:.3f}'):>11s} "
                      f"{cell(row, 'bbr_bw_ratio', '{:.3f}'):>12s} {cell(row, 'idle_rtt_error_ms', '{:+.2f} ms'):>13s}  "
                      f"{'yes' if row['faithful'] else 'NO: ' + '; '.join(row['missed'])}")

@@ -104,21 +104,21 @@ def record(rate: float, cc: str, **mets) -> dict:
 
 def test_envelope_ends_at_the_first_rate_that_misses_a_target():
     records = [
-        record(10e6, "cubic", link_delivery=0.995, link_peak_ratio=1.01, steady_link_efficiency=0.99,
+        record(10e6, "cubic", link_delivery=0.995, link_peak_beyond_pause=1.01, steady_link_efficiency=0.99,
                idle_rtt_error_ms=0.4),
-        record(10e6, "bbr", link_peak_ratio=1.02, bbr_bw_ratio=0.97, idle_rtt_error_ms=0.5),
-        record(50e6, "cubic", link_delivery=0.99, link_peak_ratio=1.02, steady_link_efficiency=0.97),
-        record(50e6, "bbr", link_peak_ratio=1.01, bbr_bw_ratio=1.02),
-        record(100e6, "cubic", link_delivery=0.944, link_peak_ratio=1.02, steady_link_efficiency=0.947),
-        record(100e6, "bbr", link_peak_ratio=1.04, bbr_bw_ratio=1.06),
+        record(10e6, "bbr", link_peak_beyond_pause=1.02, bbr_bw_ratio=0.97, idle_rtt_error_ms=0.5),
+        record(50e6, "cubic", link_delivery=0.99, link_peak_beyond_pause=1.02, steady_link_efficiency=0.97),
+        record(50e6, "bbr", link_peak_beyond_pause=1.01, bbr_bw_ratio=1.02),
+        record(100e6, "cubic", link_delivery=0.944, link_peak_beyond_pause=1.02, steady_link_efficiency=0.947),
+        record(100e6, "bbr", link_peak_beyond_pause=1.04, bbr_bw_ratio=1.06),
     ]
     env = calibrate.envelope(records)
     assert [r["faithful"] for r in env["rates"]] == [True, True, False]
     assert env["faithful_up_to_bps"] == 50e6
     top = env["rates"][2]
-    assert top["link_delivery"] == 0.944 and top["link_peak_ratio"] == 1.04  # the worst point at each rate
+    assert top["link_delivery"] == 0.944 and top["link_peak_beyond_pause"] == 1.04  # the worst point at each rate
     assert top["missed"] == ["cubic: link_delivery 0.944 < 0.98", "cubic: steady_link_efficiency 0.947 < 0.95",
-                             "bbr: link_peak_ratio 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 > 1.05"]
+                             "bbr: link_peak_beyond_pause 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 > 1.05"]
     assert env["gate"] == {"rate_bps": 100e6, "failed": "; ".join(top["missed"])}
     assert env["idle_rtt_error_ms"] == 0.5
 
