@@ -96,9 +96,11 @@ def test_metadata_records_the_queueing_that_was_configured(run):
         intfs = rec["testbed"]["interfaces"]
         kinds = {name: [q["kind"] for q in i["qdiscs"]] for name, i in intfs.items()}
         assert kinds["snd1-eth0"] == ["noqueue"], kinds  # internal pacing: nothing on the sender
-        assert "htb" in kinds["r1-eth0"] and "pfifo" in kinds["r1-eth0"]
-        leaf = next(q for q in intfs["r1-eth0"]["qdiscs"] if q["kind"] == "pfifo")
-        assert leaf["options"]["limit"] == BUFFER_PKTS  # the buffer is the bottleneck's queue
+        assert kinds["r1-eth0"] == ["netem"], kinds  # the shaper: netem rate, its queue the buffer
+        (shaper,) = intfs["r1-eth0"]["qdiscs"]
+        assert shaper["options"]["limit"] == BUFFER_PKTS  # the buffer is the bottleneck's queue
+        assert shaper["options"]["rate"]["rate"] == 10_000_000 / 8  # bytes/s
+        assert shaper["options"].get("delay", {}).get("delay", 0) == 0  # no delay: the delay lines are elsewhere
         for dev in ("r2-eth1", "rcv1-eth0"):  # the delay lines: 20 ms each way, never dropping
             netem = next(q for q in intfs[dev]["qdiscs"] if q["kind"] == "netem")
             assert netem["options"]["delay"]["delay"] == pytest.approx(0.020)
