@@ -95,6 +95,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              f"git {meta.get('git', '?')[:12]})",
              f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
              f"{system.get('virtualization')}",
+             f"- {_calibration_line(meta.get('calibration'))}",
              f"- wall time {_cell(over.get('wall_seconds'), 0)} s for {_cell(over.get('configured_flow_seconds'), 0)}"
              f" s of flows (overhead ratio {_cell(over.get('ratio'))}); per point, mean: setup "
              f"{_cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
@@ -109,6 +110,20 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
            "points": len(records) if len(records) >= total else f"{len(records)} of {total}",
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
     return lines + [""], row
+
+
+def _calibration_line(cal: dict | None) -> str:
+    """What a run was judged against: the machine's calibration it recorded (calibrate.py)."""
+    if not cal:
+        return "judged without a calibration of its machine (measured before `bbrlab calibrate` existed)"
+    up_to = cal.get("faithful_up_to_bps")
+    reach = f"faithful up to {up_to / 1e6:g} Mbit/s" if up_to else "faithful at no measured rate"
+    gate = cal.get("gate") or {}
+    beyond = f"; beyond: {gate['failed']}" if gate.get("failed") else ""
+    timer = cal.get("timer") or {}
+    return (f"calibration {cal.get('key')} ({cal.get('created')}): shaper {cal.get('shaper')}, {reach}{beyond}; "
+            f"timer lateness p99 {_cell(timer.get('p99_us'), 0)} us; idle-path RTT error "
+            f"{_cell(cal.get('idle_rtt_error_ms'))} ms")
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None) -> Path:

@@ -116,3 +116,15 @@ def test_report_gives_the_verdict_word_and_why_under_it(tmp_path):
     assert "  why:" not in text  # said once, under the block
     assert ("```\n\nWhy inconclusive: interval straddles the bound: c loss=1%: 42.0 [38, 46] n=3 vs >= 40; "
             "CPU-bound points: loss=10%.\n") in text
+
+
+def test_the_calibration_a_run_was_judged_against_is_named():
+    from bbrlab.report import _calibration_line
+
+    cal = {"key": "fbcd20baed95", "created": "2026-11-23T06:40:00+0000", "shaper": "netem",
+           "faithful_up_to_bps": 50e6, "gate": {"rate_bps": 100e6, "failed": "cubic: link_delivery 0.954 < 0.98"},
+           "timer": {"p99_us": 331.6}, "idle_rtt_error_ms": 1.25}
+    assert _calibration_line(cal) == (
+        "calibration fbcd20baed95 (2026-11-23T06:40:00+0000): shaper netem, faithful up to 50 Mbit/s; "
+        "beyond: cubic: link_delivery 0.954 < 0.98; timer lateness p99 332 us; idle-path RTT error 1.25 ms")
+    assert "without a calibration" in _calibration_line(None)
