@@ -69,6 +69,8 @@ def _params_line(records: list[dict], axes: dict) -> str:
         spec_buffer = records[0]["link"]["buffer"]
         buffer = {"pkt": "{:g} pkt", "bdp": "{:g} BDP", "bytes": "{:g} B"}[spec_buffer["unit"]].format(
             spec_buffer["value"])
+    if "buffer" in axes:  # a buffer sweep: its values, not the first point's
+        buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
             f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
             f"{flows} flow{'s' if flows > 1 else ''}{dur}")
@@ -381,6 +383,13 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     return fig
 
 
+def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
+    """Each CC's share against the buffer, with the Ware et al. model (plots_field.py)."""
+    from .plots_field import coexist_share as draw_it  # the field experiments' figures
+
+    return draw_it(plt, exp, rundir, records)
+
+
 KINDS = {
     "rtt_timeseries": rtt_timeseries,
     "throughput_timeseries": throughput_timeseries,
@@ -389,6 +398,7 @@ KINDS = {
     "rate_step": rate_step,
     "link_fidelity": link_fidelity,
     "buffer_rtt": buffer_rtt,
+    "coexist_share": coexist_share,
 }
 
 
