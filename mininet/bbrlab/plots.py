@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from . import claims as claims_mod
+from . import references
 from .errors import BbrlabError
 from .results import RunDir, write_atomic
 
@@ -310,7 +311,7 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     if losses:
         grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
         ax.plot(grid, [link * (1 - p / 100) for p in grid], color="black", ls="--", lw=1, label="ideal: bw x (1 - p)")
-    for name, ref in (exp.reference.get("series") or {}).items():
+    for name, ref in references.series(exp.reference).items():
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,

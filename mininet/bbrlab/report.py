@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from . import claims, metadata
+from . import claims, metadata, references
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
 
@@ -39,7 +39,7 @@ MODEL_COLUMNS = (
 
 def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
-    series = exp.reference.get("series") or {}
+    series = references.series(exp.reference)  # inline, or read from its CSV by path
     if not series:
         return []
     merged = claims.average_repetitions(records)
