@@ -86,6 +86,7 @@ class LinkSchedule:
         self._stop = threading.Event()
         self._err = None
         self.broken = False
+        self.error: BaseException | None = None  # what ended the feeder early, if anything
 
     def _write(self, line: str) -> None:
         try:
@@ -106,15 +107,23 @@ class LinkSchedule:
         self.proc = self.testbed.node(self.plan.host).popen(["tc", "-batch", "-"], stdin=subprocess.PIPE,
                                                             stdout=subprocess.DEVNULL, stderr=self._err, text=True)
         self.feeder = Feeder(sched.times, sched.period, self.plan.lines, self._write, self._stop.wait)
-        self.thread = threading.Thread(target=self.feeder.run, args=(t0,), daemon=True, name="link-schedule")
+        self.thread = threading.Thread(target=self._feed, args=(t0,), daemon=True, name="link-schedule")
         self.thread.start()
+
+    def _feed(self, t0: float) -> None:
+        try:
+            self.feeder.run(t0)
+        except BaseException as exc:  # noqa: B902 - reported by check(), not lost in a thread
+            self.error = exc
 
     def stop(self) -> None:
         """Stop feeding and end the tc process (always; never raises)."""
         if self.plan is None or self.proc is None:
             return
         self._stop.set()
-        if self.thread is not None:
+        self.thread.join(timeout=STOP_WAIT)
+        if self.thread.is_alive():  # blocked writing to a tc that stopped reading: unblock it
+            self.proc.kill()
             self.thread.join(timeout=STOP_WAIT)
         try:
             self.proc.stdin.close()
@@ -130,6 +139,8 @@ class LinkSchedule:
 
     def check(self) -> None:
         """Raise if tc refused an update (the link did not follow the trace)."""
+        if self.error is not None:
+            raise TestbedError(f"[{self.plan.host}] the link schedule stopped: {self.error}")
         if self.proc is None or (self.proc.returncode == 0 and not self.broken):
             return
         said = (self.raw_dir / ERR_NAME).read_text().strip().splitlines()

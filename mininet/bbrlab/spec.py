@@ -545,6 +545,11 @@ def identity(raw: dict, name: str) -> str:
         # the default shaper is part of what runs measure (runs made before link.shaper
         # existed used htb and must not be resumed with another)
         measured["link"] = dict(measured["link"], shaper=DEFAULT_SHAPER)
+    if isinstance(measured.get("link"), dict) and "trace" in measured["link"]:
+        # a trace is measured by what it holds, not by its path: the same path may hold another
+        named = measured["link"]["trace"]
+        measured["link"] = dict(measured["link"], trace_sha256=[traces.digest_of(t) for t in named]
+                                if isinstance(named, list) else traces.digest_of(named))
     text = json.dumps({"name": name, **measured}, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

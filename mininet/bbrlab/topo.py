@@ -262,7 +262,7 @@ def build_plan(point: Point) -> Plan:
         "shaper": link.shaper,
     }
     if schedule:
-        summary["trace"] = schedule.schedule.summary()
+        summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
                 tuple(flows), events, bottleneck, summary, schedule)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import hashlib
 import math
 import os
 import random
@@ -67,6 +68,20 @@ class Trace:
     @property
     def average_bps(self) -> float:
         return self.opportunities * OPPORTUNITY_BITS / self.seconds
+
+    @cached_property
+    def digest(self) -> str:
+        """What the trace holds, whatever its file's name or path (a run's identity)."""
+        return hashlib.sha256(",".join(map(str, self.times_ms)).encode()).hexdigest()[:16]
+
+
+def digest_of(value: object) -> str:
+    """The digest of the trace a spec's link.trace names, or "unreadable" (a run's identity
+    is computed from a spec whose trace may have moved since)."""
+    try:
+        return load(resolve(value, "link.trace")).digest
+    except SpecError:
+        return "unreadable"
 
 
 def parse(text: str, path: str = "<trace>") -> Trace:

@@ -383,3 +383,36 @@ def test_a_bad_schedule_record_is_a_parse_error():
 
     with pytest.raises(ParseError, match="link-schedule.txt:2"):
         trace_metrics.parse_log("# k due written skipped\n1 2\n")
+
+
+def test_a_feeder_that_fails_fails_the_point(tmp_path):
+    import time
+
+    class Exploding(FakeProc):
+        def __init__(self):
+            super().__init__()
+            self.stdin.write = self.explode
+
+        def explode(self, text):
+            raise RuntimeError("no more")
+
+    runner = schedule.LinkSchedule(FakeTestbed(Exploding()), trace_plan(tmp_path).schedule, tmp_path)
+    runner.start(time.monotonic())
+    time.sleep(0.05)
+    runner.stop()
+    with pytest.raises(TestbedError, match="the link schedule stopped: no more"):
+        runner.check()
+
+
+def test_a_runs_identity_follows_what_the_trace_holds_not_its_path(tmp_path):
+    one = write_trace(tmp_path, traces.synthesize("constant", 1.0, 6e6), "one.up")
+    same = write_trace(tmp_path, traces.synthesize("constant", 1.0, 6e6), "same.up")
+    other = write_trace(tmp_path, traces.synthesize("constant", 1.0, 3e6), "other.up")
+    ident = [spec.identity(trace_spec(p), "x") for p in (one, same, other)]
+    assert ident[0] != ident[1]  # the path is part of the spec as written ...
+    raw = trace_spec(one)
+    before = spec.identity(raw, "x")
+    one.write_text(other.read_text())  # ... and what the file holds too
+    assert spec.identity(raw, "x") != before
+    (p,) = spec.build(trace_spec(same)).points
+    assert topo.build_plan(p).summary["trace"]["sha256"] == traces.load(same).digest
