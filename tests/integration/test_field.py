@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import RESULTS, bbrlab
 
-from bbrlab import spec, traces
+from bbrlab import spec, topo, traces
 from bbrlab.errors import SpecError
 from bbrlab.results import RunDir
 
@@ -35,7 +35,7 @@ def test_coexist_shares_cross_over_between_1_and_8_bdp():
 
 def test_cellular_follows_the_trace_and_bbr_keeps_twice_cubics_goodput_at_1_percent():
     try:
-        spec.load(EXPERIMENTS / "cellular.yaml", quick=True)
+        exp = spec.load(EXPERIMENTS / "cellular.yaml", quick=True)
     except SpecError as exc:
         pytest.skip(f"no Verizon trace here (set {traces.TRACES_VARIABLE}): {exc}")
     points = run("cellular")
@@ -43,6 +43,8 @@ def test_cellular_follows_the_trace_and_bbr_keeps_twice_cubics_goodput_at_1_perc
     assert max(m["trace_delivery"] for m in low) == pytest.approx(1.0, abs=0.05), low
     bbr, cubic = points["loss=1%,cc=bbr"]["metrics"], points["loss=1%,cc=cubic"]["metrics"]
     assert bbr["steady_goodput_mbps"] >= 2 * cubic["steady_goodput_mbps"]
-    for m in (bbr, cubic):  # 30 s at 10 ms: ~3000 updates, fed on time
-        assert m["schedule_updates"] + m["schedule_skipped"] >= 2900
-        assert m["schedule_late_p99_ms"] < 10, m
+    plan = topo.build_plan(exp.points[0]).schedule.schedule
+    due = sum(t < exp.points[0].duration for t in plan.times)  # the updates due while the flow ran
+    for m in (bbr, cubic):  # all written (none lost, few skipped) and on time
+        assert m["schedule_updates"] + m["schedule_skipped"] >= due and m["schedule_skipped"] < 0.01 * due, m
+        assert m["schedule_late_p99_ms"] < plan.interval * 1e3, m
