@@ -65,6 +65,8 @@ def _params_line(records: list[dict], axes: dict) -> str:
         return f"{', '.join(values)} (swept)"
 
     rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
+    if s.get("trace"):  # a trace replayed at the bottleneck: its file and average
+        rate = f"trace {Path(s['trace']['trace']).name} ({s['trace']['average_mbps']:.2f} Mbit/s on average)"
     buffer = s["buffer"]
     if "rate" in axes or "rtt" in axes:  # the packet count differs per point: say what was asked
         spec_buffer = records[0]["link"]["buffer"]
@@ -391,6 +393,13 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     return draw_it(plt, exp, rundir, records)
 
 
+def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
+    """A trace replayed at the bottleneck against what it sent, per point (plots_field.py)."""
+    from .plots_field import trace_replay as draw_it
+
+    return draw_it(plt, exp, rundir, records)
+
+
 KINDS = {
     "rtt_timeseries": rtt_timeseries,
     "throughput_timeseries": throughput_timeseries,
@@ -400,6 +409,7 @@ KINDS = {
     "link_fidelity": link_fidelity,
     "buffer_rtt": buffer_rtt,
     "coexist_share": coexist_share,
+    "trace_replay": trace_replay,
 }
 
 

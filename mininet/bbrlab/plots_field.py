@@ -79,3 +79,31 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_ylabel("share of the goodput after startup")
     ax.legend(fontsize=8, loc="best")
     return fig
+
+
+def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
+    """A trace replayed at the bottleneck, one panel per point (its first repetition): the
+    rate the schedule offered (100 ms windows), what the bottleneck sent (its byte counter)
+    and each flow's goodput, with what the link delivered of the trace and the schedule's
+    lateness in the panel's title."""
+    firsts = [group[0] for group in claims_mod.grid_points(records)][:6]
+    fig, axes = plt.subplots(len(firsts), 1, figsize=(12, 2.6 * len(firsts) + 1), sharex=True, squeeze=False)
+    for ax, rec in zip(axes[:, 0], firsts):
+        series, m = rundir.series(rec["id"]), rec["metrics"]
+        offered = series.get("link_rate") or []
+        ax.step([t for t, _ in offered], [v for _, v in offered], where="post", color="black", lw=0.9, ls="--",
+                label="offered by the trace (100 ms)")
+        sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
+        ax.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.9, label="bottleneck sent")
+        for flow in series.get("flows", {}).values():
+            pts = flow["throughput"]
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.4,
+                    label=f"{style(flow['cc'])['label']} goodput")
+        delivery, late = m.get("trace_delivery"), m.get("schedule_late_p99_ms")
+        ax.set_title(f"{claims_mod.point_name(rec)}: delivered {delivery if delivery is not None else '–'} of the "
+                     f"trace, updates late p99 {late if late is not None else '–'} ms", fontsize=9)
+        ax.set_ylabel("Mbit/s")
+        ax.set_ylim(bottom=0)
+    axes[0, 0].legend(fontsize=8, loc="upper right", ncol=4)
+    axes[-1, 0].set_xlabel("time since flow start (s)")
+    return fig

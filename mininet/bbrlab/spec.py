@@ -29,7 +29,8 @@ SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
 DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
-              "link_fidelity", "buffer_rtt", "coexist_share")
+              "link_fidelity", "buffer_rtt", "coexist_share",
+              "trace_replay")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).

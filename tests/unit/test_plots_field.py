@@ -67,3 +67,30 @@ def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
     verdict = claims.verdict(exp.claims, records)
     path = plots.draw(exp, rundir, records, verdict)
     assert path.stat().st_size > 30_000
+
+
+def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
+    exp = spec.load(EXPERIMENTS / "trace-interval.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        offered = [[round(t, 3), round(v / 1e6, 4)] for t, v in plan.schedule.schedule.averaged(0, 20, 0.1)]
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {
+            "trace_delivery": 0.98, "schedule_late_p99_ms": 0.8, "duration_s": 20.0, "loss": 0.0})
+        write_json(rundir.points_dir / point.id / "series.json", {
+            "link_rate": offered, "link_sent": [[t, v * 0.98] for t, v in offered],
+            "flows": {"f1": {"cc": "cubic", "throughput": [[t, v * 0.9] for t, v in offered[::5]]}}})
+    records = rundir.point_records()
+    plt = plots._pyplot()
+    fig = plots.KINDS["trace_replay"](plt, exp, rundir, records)
+    titles = sorted(ax.get_title() for ax in fig.axes)
+    assert len(titles) == 3 and all("delivered 0.98 of the trace, updates late p99 0.8 ms" in t for t in titles)
+    assert any(t.startswith("trace_interval=1ms") for t in titles)
+    plt.close(fig)
+    verdict = claims.verdict(exp.claims, records)
+    assert verdict["verdict"] == "reproduced"
+    assert plots.draw(exp, rundir, records, verdict).stat().st_size > 30_000
