@@ -416,3 +416,30 @@ def test_a_runs_identity_follows_what_the_trace_holds_not_its_path(tmp_path):
     assert spec.identity(raw, "x") != before
     (p,) = spec.build(trace_spec(same)).points
     assert topo.build_plan(p).summary["trace"]["sha256"] == traces.load(same).digest
+
+
+def test_a_real_point_analyzed_as_a_trace_is_judged_against_the_schedule(tmp_path):
+    """The step experiment's captured BBR point (10, 20, then 10 Mbit/s for 10 s each) read
+    as if a trace had set those rates: the same numbers, now from the schedule."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from bbrlab import analysis
+
+    step = Path(__file__).resolve().parents[1] / "fixtures" / "step-bbr"
+    folder = tmp_path / "point"
+    shutil.copytree(step, folder)
+    path = write_trace(tmp_path, traces.synthesize("square", 30.0, 10e6, low_bps=20e6, period=20.0))
+    raw = {"link": {"trace": str(path), "rtt": "40ms", "buffer": "67pkt"}, "flows": [{"cc": "bbr", "duration": "30s"}]}
+    (point,) = spec.build(raw).points
+    timings = json.loads((step / "point.json").read_text())["timings"]
+    series, m = analysis.analyze(point, topo.build_plan(point), folder, timings["t0"], timings["launches"],
+                                 timings["end"])
+    assert m["trace_mbps"] == pytest.approx(13.33, abs=0.01)
+    assert m["schedule_updates"] == 0  # no record of the schedule in this capture
+    # the link sent what the 10 -> 20 -> 10 schedule offered, less what it lost at 20 Mbit/s
+    assert 0.85 < m["trace_delivery"] < 1.0 and m["link_busy"] == m["trace_delivery"]
+    assert 0.85 < m["link_delivery"] < 1.0 and m["link_delivery_by_rate"][0]["rate_mbps"] == m["trace_mbps"]
+    during_20 = [v for t, v in series["link_rate"] if 11 <= t <= 19]
+    assert during_20 and all(v == pytest.approx(20.0, rel=0.02) for v in during_20)
