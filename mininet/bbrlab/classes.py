@@ -16,6 +16,25 @@ from . import metrics as m
 
 RTT_PERCENTILES = (50, 95, 99)
 
+# What this module adds to metrics.json and what a claim may read of a class, as
+# name -> (unit, meaning) (the format of the table of metric names a claim is checked against).
+METRICS = {
+    "groups": ("list", "per flow group: cc, rtt_ms and the class metrics below"),
+    "by_cc": ("list", "per congestion control: the class metrics below"),
+}
+CLASS_METRICS = {
+    "flows": ("count", "the class's flows"),
+    "goodput_mbps": ("Mbit/s", "the class's bytes over the whole run"),
+    "steady_goodput_mbps": ("Mbit/s", "the class's goodput after the startup period"),
+    "share": ("fraction", "the class's share of what every flow delivered after startup"),
+    "capacity_share": ("fraction", "the class's steady goodput / payload_capacity_mbps"),
+    "retransmits": ("count", "segments the class's senders retransmitted"),
+    **{f"srtt_p{q}_ms": ("ms", f"{q}th percentile of the class's smoothed RTT (ss) after startup")
+       for q in RTT_PERCENTILES},
+}
+# What a claim's `where` may name besides the sweep axes, cc and loss (claims._selects).
+SELECTORS = ("group", "buffer_bdp")
+
 
 def _class(rows: list[dict], srtts: list[float], total_steady: float, capacity_mbps: float) -> dict:
     steady = sum(r["steady_goodput_mbps"] for r in rows)

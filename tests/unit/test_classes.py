@@ -70,6 +70,7 @@ def test_a_real_single_flow_point_has_one_group_and_one_cc():
     (group,) = m["groups"]
     assert group["share"] == 1.0 and group["cc"] == "bbr" and list(m["by_cc"]) == ["bbr"]
     assert group["steady_goodput_mbps"] == m["flows"][0]["steady_goodput_mbps"]
+    assert set(classes.METRICS) <= set(m) and set(group) == set(classes.CLASS_METRICS) | {"group", "cc", "rtt_ms"}
     assert 40 < group["srtt_p50_ms"] < 200 and group["srtt_p50_ms"] <= group["srtt_p99_ms"]
 
 

@@ -443,3 +443,13 @@ def test_a_real_point_analyzed_as_a_trace_is_judged_against_the_schedule(tmp_pat
     assert 0.85 < m["link_delivery"] < 1.0 and m["link_delivery_by_rate"][0]["rate_mbps"] == m["trace_mbps"]
     during_20 = [v for t, v in series["link_rate"] if 11 <= t <= 19]
     assert during_20 and all(v == pytest.approx(20.0, rel=0.02) for v in during_20)
+
+
+def test_the_metric_table_names_what_a_trace_point_writes(tmp_path):
+    trace = traces.parse("".join(f"{t}\n" for t in traces.synthesize("constant", 2.0, 8e6)))
+    s = traces.schedule(trace, 0.01)
+    counter = [(t / 10, int(s.capacity_bits(0, t / 10) / 8), 10) for t in range(0, 41)]
+    log = "".join(f"{k} {k / 100:.6f} {k / 100 + 0.001:.6f} 0\n" for k in range(300))
+    out, _ = trace_metrics.summarize(s, log, counter, 1.0, 4.0, 4.0, 0.85)
+    written = {k for k in out if k not in ("link_delivery_by_rate", "link_delivery", "link_short", "link_busy")}
+    assert written == set(trace_metrics.METRICS)
