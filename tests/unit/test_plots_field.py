@@ -94,3 +94,15 @@ def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
     verdict = claims.verdict(exp.claims, records)
     assert verdict["verdict"] == "reproduced"
     assert plots.draw(exp, rundir, records, verdict).stat().st_size > 30_000
+
+
+def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
+    from bbrlab import report_field
+
+    exp, rundir = coexist_run(tmp_path, SHARES)
+    lines = report_field.coexist_table(exp, rundir.point_records())
+    assert lines[3] == "| buffer (BDP) | bbr share | cubic share | BBR, Ware et al. model | BBR share, IETF 101 |"
+    model_8 = ware.share(8, 10e6, 0.04, 30.0).bbr
+    assert f"| 8 | 0.34 (0.34-0.35) | 0.66 (0.65-0.66) | {model_8:.2f} | 0.34 (3.26 of 9.57 Mbit/s) |" in lines
+    assert "| 0.5 | 0.85 (0.85-0.86) | 0.15 (0.14-0.15) | 0.97 | – |" in lines
+    assert report_field.coexist_table(spec.load(EXPERIMENTS / "step.yaml"), rundir.point_records()) == []
