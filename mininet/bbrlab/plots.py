@@ -161,9 +161,11 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     series = rundir.series(rec["id"])
     fig, (ax, jx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     cmap = plt.get_cmap("tab10")
+    mixed = len({flow["cc"] for flow in series["flows"].values()}) > 1  # classes: coloured by CC
     for i, (fid, flow) in enumerate(series["flows"].items()):
         pts = flow["throughput"]
-        ax.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), lw=1.2,
+        color = style(flow["cc"])["color"] if mixed else cmap(i % 10)
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=color, lw=1.2,
                 label=f"flow {i + 1} ({style(flow['cc'])['label']}, starts {flow['start']:.0f} s)")
     _rate_line(ax, series, rec["metrics"]["duration_s"], "bottleneck rate", lw=1)
     ax.set_ylabel("throughput (Mbit/s)")

@@ -106,3 +106,17 @@ def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
     assert f"| 8 | 0.34 (0.34-0.35) | 0.66 (0.65-0.66) | {model_8:.2f} | 0.34 (3.26 of 9.57 Mbit/s) |" in lines
     assert "| 0.5 | 0.85 (0.85-0.86) | 0.15 (0.14-0.15) | 0.97 | – |" in lines
     assert report_field.coexist_table(spec.load(EXPERIMENTS / "step.yaml"), rundir.point_records()) == []
+
+
+def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
+    exp, rundir = coexist_run(tmp_path, {"0.5bdp": [0.8], "1bdp": [0.7], "8bdp": [0.3], "16bdp": [0.3]})
+    records = rundir.point_records()
+    flows = {"f1": {"cc": "bbr", "start": 0.0, "throughput": [[1, 6.0], [2, 6.5]]},
+             "f2": {"cc": "cubic", "start": 0.0, "throughput": [[1, 3.0], [2, 2.5]]}}
+    for rec in records:
+        write_json(rundir.points_dir / rec["id"] / "series.json", {"flows": flows, "link_rate": [[0.0, 10.0]]})
+    plt = plots._pyplot()
+    fig = plots.throughput_timeseries(plt, exp, rundir, [dict(records[0], metrics={"duration_s": 30.0})])
+    colors = [line.get_color() for line in fig.axes[0].get_lines()[:2]]
+    assert colors == [plots.style("bbr")["color"], plots.style("cubic")["color"]]
+    plt.close(fig)
