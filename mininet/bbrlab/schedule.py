@@ -10,7 +10,7 @@ When the feeder wakes so late that several updates are due, it applies only the 
 (the rate the link should have now) and counts the others as skipped.
 
 Every update is recorded (its index, when it was due, when it was written, how many it
-replaced) in raw/link-schedule.txt, which analysis reads for the schedule's lateness.
+replaced, the rate it applied) in raw/link-schedule.txt, which analysis reads for the schedule's lateness.
 The feeder is stopped for sure at the end of a point; a tc that refused a line fails it.
 """
 
@@ -70,9 +70,11 @@ class Feeder:
             self.records.append((k, deadline - start, self.clock() - start, skipped))
             k += 1
 
-    def log_text(self) -> str:
-        head = "# k due_s written_s skipped (seconds since the schedule's start)\n"
-        return head + "".join(f"{k} {d:.6f} {w:.6f} {s}\n" for k, d, w, s in self.records)
+    def log_text(self, rates: tuple[float, ...] | None = None) -> str:
+        """The record as text; with RATES (one per time), each update's rate in bit/s too."""
+        head = "# k due_s written_s skipped [rate_bps] (seconds since the schedule's start)\n"
+        return head + "".join(f"{k} {d:.6f} {w:.6f} {s}" + (f" {rates[k % len(rates)]:.0f}" if rates else "") + "\n"
+                              for k, d, w, s in self.records)
 
 
 class LinkSchedule:
@@ -135,7 +137,7 @@ class LinkSchedule:
             self.proc.kill()
             self.proc.wait()
         self._err.close()
-        (self.raw_dir / LOG_NAME).write_text(self.feeder.log_text())
+        (self.raw_dir / LOG_NAME).write_text(self.feeder.log_text(self.plan.schedule.rates))
 
     def check(self) -> None:
         """Raise if tc refused an update (the link did not follow the trace)."""

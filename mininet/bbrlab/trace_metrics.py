@@ -1,7 +1,7 @@
 """What a trace-driven link offered, what it delivered, and how late its schedule ran.
 
 Reads the schedule executor's record (raw/link-schedule.txt, written by schedule.py:
-"k due_s written_s skipped" per update, seconds since the schedule's start) and the
+"k due_s written_s skipped rate_bps" per update, seconds since the schedule's start) and the
 bottleneck's own byte counter (the tc samples analysis already has). Pure functions
 on plain numbers, plus one parser for that record.
 """
@@ -38,7 +38,7 @@ def parse_log(text: str) -> list[tuple[int, float, float, int]]:
         if line.startswith("#") or not line.strip():
             continue
         try:
-            k, due, written, skipped = line.split()
+            k, due, written, skipped = line.split()[:4]  # a fifth field: the rate applied
             out.append((int(k), float(due), float(written), int(skipped)))
         except ValueError:
             raise ParseError(f"link-schedule.txt:{number}: cannot read {line[:60]!r}") from None

@@ -334,6 +334,8 @@ def test_one_long_lived_tc_batch_in_the_router_gets_the_lines_and_is_stopped_for
     assert proc.stdin.lines[0] == plan.schedule.lines[0] + "\n"
     records = trace_metrics.parse_log((tmp_path / schedule.LOG_NAME).read_text())
     assert records[0][0] == 0 and len(records) == len(proc.stdin.lines)
+    first = (tmp_path / schedule.LOG_NAME).read_text().splitlines()[1].split()
+    assert first[0] == "0" and float(first[4]) == pytest.approx(plan.schedule.schedule.rates[0], abs=1)
 
 
 def test_a_tc_that_refuses_an_update_fails_the_point(tmp_path):
