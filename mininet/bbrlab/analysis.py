@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import parsers
+from . import classes, parsers, trace_metrics
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
 from .spec import FRAME_BYTES, Experiment, Point
@@ -177,6 +177,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
     out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
+    # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
+    out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
+                                 out["payload_capacity_mbps"]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
         out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
@@ -274,6 +277,11 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     out["link_delivery"] = min((d["delivery"] for d in by_rate), default=None)
     out["link_short"] = out["link_delivery"] is not None and out["link_delivery"] < LINK_DELIVERY_MIN
     series["link_rate"] = [[t, r / 1e6] for t, r in rate_steps]
+    if plan.schedule:  # a trace replayed at the bottleneck: judged against its schedule
+        traced, series["link_rate"] = trace_metrics.summarize(
+            plan.schedule.schedule, _read(raw / "link-schedule.txt"), counter, startup, window_end, end,
+            LINK_DELIVERY_MIN)
+        out.update(traced)
     peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
     if peak is not None:
         out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)

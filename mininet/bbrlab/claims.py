@@ -20,13 +20,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import stats, units
+from . import classes, stats, units
 from .analysis import LINK_DELIVERY_MIN
 from .errors import SpecError
 from .spec import Claim
 
 # Parameters whose values are compared as numbers, with their unit parsers.
 _NUMERIC = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration}
+
+
+def _bdps(value, key: str) -> float:
+    """`buffer_bdp: 8` (a number of BDPs, as metrics give the buffer)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(f"{key}: expected a number of BDPs, got {value!r}")
+    return float(value)
+
+
+_NUMERIC["buffer_bdp"] = _bdps
 
 
 def facts(record: dict) -> dict:
@@ -63,6 +73,28 @@ def _matches(fact: dict, where: dict) -> bool:
             elif str(have) not in [str(o) for o in options]:
                 return False
     return True
+
+
+def _selects(record: dict, where: dict) -> bool:
+    """Whether WHERE selects RECORD's point: its facts, the buffer in BDPs (`buffer_bdp`), and
+    a traffic class the point has (`group: N`, or `cc: NAME` inside a point that mixes CCs;
+    the claim then reads that class's metrics: classes.scope)."""
+    fact = facts(record)
+    mets, buffer = record["metrics"], (record.get("link") or {}).get("buffer") or {}
+    if buffer.get("unit") == "bdp":  # as written: 8bdp is 8, whatever the packets it rounds to
+        fact["buffer_bdp"] = float(buffer["value"])
+    elif mets.get("bdp_pkts"):
+        fact["buffer_bdp"] = round(mets["buffer_pkts"] / mets["bdp_pkts"], 2)
+    ccs = sorted({g["cc"] for g in record["flows"]})
+    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": ccs}
+    rest = {}
+    for key, want in where.items():
+        if (key == "group" or (key == "cc" and len(ccs) > 1)) and not isinstance(want, dict):
+            if not any(str(o) in present[key] for o in (want if isinstance(want, list) else [want])):
+                return False
+        else:
+            rest[key] = want
+    return _matches(fact, rest)
 
 
 def _params_key(record: dict) -> tuple:
@@ -110,11 +142,12 @@ STRADDLES = "interval straddles the bound"
 CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
 
 
-def _by_repetition(group: list[dict], metric: str) -> dict[int, float]:
-    """METRIC's value in each repetition of a grid point that has it, by repetition number."""
+def _by_repetition(group: list[dict], metric: str, where: dict | None = None) -> dict[int, float]:
+    """METRIC's value in each repetition of a grid point that has it, by repetition number
+    (of the class WHERE picks, when it picks one: classes.scope)."""
     values = {}
     for i, record in enumerate(group):
-        value = record["metrics"].get(metric)
+        value = classes.scope(record["metrics"], where or {}).get(metric)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
             values[record.get("repetition", i + 1)] = float(value)
     return values
@@ -145,12 +178,12 @@ def _point_check(claim: Claim, group: list[dict]) -> dict:
     repetition's value over its own relative_to metric, shown at their mean scale)."""
     label = point_name(group[0])
     check = {"point": label, "points": [label]}
-    values = _by_repetition(group, claim.metric)
+    values = _by_repetition(group, claim.metric, claim.where)
     if not claim.relative_to:
         if not values:
             return _missing(check, claim.metric)
         return _judged(dict(check, bound=_bound_text(claim, None)), claim, stats.interval(list(values.values())))
-    scales = {rep: s for rep, s in _by_repetition(group, claim.relative_to).items() if s > 0}
+    scales = {rep: s for rep, s in _by_repetition(group, claim.relative_to, claim.where).items() if s > 0}
     if not scales:
         return _missing(check, claim.relative_to)
     reps = [rep for rep in values if rep in scales]
@@ -167,7 +200,8 @@ def _ratio_check(claim: Claim, group: list[dict], other: list[dict]) -> dict:
     of those ratios."""
     names = [point_name(group[0]), point_name(other[0])]
     check = {"point": " vs ".join(names), "points": names}
-    mine, theirs = _by_repetition(group, claim.metric), _by_repetition(other, claim.metric)
+    mine = _by_repetition(group, claim.metric, claim.where)
+    theirs = _by_repetition(other, claim.metric, {**claim.where, **(claim.vs or {})})
     reps = [rep for rep in mine if theirs.get(rep)]
     if not reps:
         return _missing(check, claim.metric)
@@ -194,14 +228,14 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
     groups = grid_points(records)
     checks = []
     for group in groups:
-        if not _matches(facts(group[0]), claim.where):
+        if not _selects(group[0], claim.where):
             continue
         if claim.vs is None:
             checks.append(_point_check(claim, group))
             continue
         varying = set(claim.vs)  # a where-only key (rate=10Mbit) must match, not vary
         for other in groups:
-            if _matches(facts(other[0]), claim.vs) and all(
+            if _selects(other[0], claim.vs) and all(
                     str(other[0]["params"].get(k)) == str(v) for k, v in group[0]["params"].items()
                     if k not in varying):
                 checks.append(_ratio_check(claim, group, other))

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from . import claims as claims_mod
+from . import references
 from .errors import BbrlabError
 from .results import RunDir, write_atomic
 
@@ -64,11 +65,15 @@ def _params_line(records: list[dict], axes: dict) -> str:
         return f"{', '.join(values)} (swept)"
 
     rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
+    if s.get("trace"):  # a trace replayed at the bottleneck: its file and average
+        rate = f"trace {Path(s['trace']['trace']).name} ({s['trace']['average_mbps']:.2f} Mbit/s on average)"
     buffer = s["buffer"]
     if "rate" in axes or "rtt" in axes:  # the packet count differs per point: say what was asked
         spec_buffer = records[0]["link"]["buffer"]
         buffer = {"pkt": "{:g} pkt", "bdp": "{:g} BDP", "bytes": "{:g} B"}[spec_buffer["unit"]].format(
             spec_buffer["value"])
+    if "buffer" in axes:  # a buffer sweep: its values, not the first point's
+        buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
             f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
             f"{flows} flow{'s' if flows > 1 else ''}{dur}")
@@ -156,9 +161,11 @@ def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     series = rundir.series(rec["id"])
     fig, (ax, jx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     cmap = plt.get_cmap("tab10")
+    mixed = len({flow["cc"] for flow in series["flows"].values()}) > 1  # classes: coloured by CC
     for i, (fid, flow) in enumerate(series["flows"].items()):
         pts = flow["throughput"]
-        ax.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), lw=1.2,
+        color = style(flow["cc"])["color"] if mixed else cmap(i % 10)
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=color, lw=1.2,
                 label=f"flow {i + 1} ({style(flow['cc'])['label']}, starts {flow['start']:.0f} s)")
     _rate_line(ax, series, rec["metrics"]["duration_s"], "bottleneck rate", lw=1)
     ax.set_ylabel("throughput (Mbit/s)")
@@ -308,7 +315,7 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     if losses:
         grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
         ax.plot(grid, [link * (1 - p / 100) for p in grid], color="black", ls="--", lw=1, label="ideal: bw x (1 - p)")
-    for name, ref in (exp.reference.get("series") or {}).items():
+    for name, ref in references.series(exp.reference).items():
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
@@ -381,6 +388,20 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     return fig
 
 
+def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
+    """Each CC's share against the buffer, with the Ware et al. model (plots_field.py)."""
+    from .plots_field import coexist_share as draw_it  # the field experiments' figures
+
+    return draw_it(plt, exp, rundir, records)
+
+
+def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
+    """A trace replayed at the bottleneck against what it sent, per point (plots_field.py)."""
+    from .plots_field import trace_replay as draw_it
+
+    return draw_it(plt, exp, rundir, records)
+
+
 KINDS = {
     "rtt_timeseries": rtt_timeseries,
     "throughput_timeseries": throughput_timeseries,
@@ -389,6 +410,8 @@ KINDS = {
     "rate_step": rate_step,
     "link_fidelity": link_fidelity,
     "buffer_rtt": buffer_rtt,
+    "coexist_share": coexist_share,
+    "trace_replay": trace_replay,
 }
 
 

@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from . import claims, metadata
+from . import claims, metadata, references, report_field
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
 
@@ -39,7 +39,7 @@ MODEL_COLUMNS = (
 
 def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
-    series = exp.reference.get("series") or {}
+    series = references.series(exp.reference)  # inline, or read from its CSV by path
     if not series:
         return []
     merged = claims.average_repetitions(records)
@@ -104,6 +104,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     if verdict.get("why"):
         lines += ["", f"Why {verdict['verdict']}: " + "; ".join(verdict["why"]) + "."]
     lines += _reference_table(exp, records)
+    lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
     row = {"name": exp.name, "verdict": verdict["verdict"],

@@ -19,6 +19,7 @@ from .errors import BbrlabError, ParseError, TestbedError
 from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, write_atomic, write_json
 from .sampling import Samplers
+from .schedule import LinkSchedule
 from .spec import Experiment, Point
 from .topo import build_plan
 from .traffic import Traffic, grace_seconds
@@ -89,17 +90,21 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap, point.sampling.link_pcap)
+    link_schedule = LinkSchedule(testbed, plan.schedule, raw)  # a trace's rates (schedule.py); else idle
     begun = time.monotonic()
     try:
         traffic.start_servers()
         samplers.start()
         t0 = time.monotonic() + IDLE_LEAD
         t0_epoch = time.time() + IDLE_LEAD
+        link_schedule.start(t0)
         traffic.run(t0)
         end = time.monotonic() - t0
     finally:
+        link_schedule.stop()
         samplers.stop()
         traffic.stop()
+    link_schedule.check()
     launches = {fr.flow.id: fr.launched_at for fr in traffic.runs}
     return {"t0": t0_epoch, "launches": launches, "end": end, "run_seconds": time.monotonic() - begun,
             "events": traffic.event_log}

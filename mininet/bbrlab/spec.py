@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from . import units
+from . import traces, units
 from .errors import SpecError
 
 MTU_BYTES = 1500
@@ -29,7 +29,8 @@ SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
 DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
-              "link_fidelity", "buffer_rtt")
+              "link_fidelity", "buffer_rtt", "coexist_share",
+              "trace_replay")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
@@ -42,14 +43,14 @@ DEFAULT_SYSCTLS = {
 # Where a list means "sweep this": dotted paths, '*' matching a flow group index.
 SWEEPABLE = (
     "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
-    "link.forward_share", "link.burst", "link.shaper", "pacing",
+    "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval", "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
     "flows.*.until", "flows.*.size", "flows.*.rtt",
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
-             "shaper"}
+             "shaper", "trace", "trace_interval"}
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
@@ -101,6 +102,10 @@ class Link:
     burst_time: float | None = None  # or seconds at the rate (e.g. the guest's timer lateness)
     changes: tuple[RateChange, ...] = ()
     shaper: str = DEFAULT_SHAPER
+    # A Mahimahi trace replayed at the bottleneck (traces.py): its file, and how often the
+    # rate is updated. `rate` is then the trace's average (scaled to link.rate if given).
+    trace: str | None = None
+    trace_interval: float = 0.010
 
     @property
     def buffer_packets(self) -> int:
@@ -273,11 +278,31 @@ def _is_time(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(r"\s*[0-9.]+\s*(s|ms|us)\s*", value) is not None
 
 
+def _trace(raw: dict):
+    """(the trace link.trace names, read and checked, or None; link.trace_interval)."""
+    if "trace" not in raw:
+        if "trace_interval" in raw:
+            raise SpecError("link.trace_interval: only with link.trace")
+        return None, traces.DEFAULT_INTERVAL
+    if raw.get("changes"):
+        raise SpecError("link.changes: cannot be combined with link.trace (the trace sets the rate)")
+    interval = units.duration(raw.get("trace_interval", "10ms"), "link.trace_interval", allow_zero=False)
+    if not 0.001 <= interval <= 1.0 or abs(interval * 1000 - round(interval * 1000)) > 1e-6:
+        raise SpecError(f"link.trace_interval: expected a whole number of ms from 1ms to 1s, "
+                        f"got {raw['trace_interval']!r}")
+    path = traces.resolve(raw["trace"], "link.trace")
+    try:
+        return traces.load(path), interval
+    except SpecError as exc:
+        raise SpecError(f"link.trace: {exc}") from None
+
+
 def _link(raw: Any) -> Link:
     raw = _check_keys(raw, LINK_KEYS, "link")
     for required in ("rate", "rtt", "buffer"):
-        if required not in raw:
+        if required not in raw and not (required == "rate" and "trace" in raw):
             raise SpecError(f"link.{required}: required")
+    trace, trace_interval = _trace(raw)
     share = raw.get("forward_share", 0.5)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise SpecError(f"link.forward_share: expected a number between 0 and 1, got {share!r}")
@@ -291,7 +316,7 @@ def _link(raw: Any) -> Link:
                                 units.rate(change.get("rate"), f"link.changes.{i}.rate")))
     burst = raw.get("burst", "auto")
     link = Link(
-        rate=units.rate(raw["rate"], "link.rate"),
+        rate=units.rate(raw["rate"], "link.rate") if "rate" in raw else trace.average_bps,
         rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
         buffer=_buffer(raw["buffer"], "link.buffer"),
         loss=units.fraction(raw.get("loss", 0), "link.loss"),
@@ -302,6 +327,8 @@ def _link(raw: Any) -> Link:
         burst_time=units.duration(burst, "link.burst", allow_zero=False) if _is_time(burst) else None,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
         shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
+        trace=trace.path if trace else None,
+        trace_interval=trace_interval,
     )
     if link.shaper == "netem" and "burst" in raw and burst != "auto":
         raise SpecError("link.burst: netem's rate has no burst (it catches up after a late timer by itself); "
@@ -519,6 +546,11 @@ def identity(raw: dict, name: str) -> str:
         # the default shaper is part of what runs measure (runs made before link.shaper
         # existed used htb and must not be resumed with another)
         measured["link"] = dict(measured["link"], shaper=DEFAULT_SHAPER)
+    if isinstance(measured.get("link"), dict) and "trace" in measured["link"]:
+        # a trace is measured by what it holds, not by its path: the same path may hold another
+        named = measured["link"]["trace"]
+        measured["link"] = dict(measured["link"], trace_sha256=[traces.digest_of(t) for t in named]
+                                if isinstance(named, list) else traces.digest_of(named))
     text = json.dumps({"name": name, **measured}, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

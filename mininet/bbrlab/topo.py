@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import shapers
+from . import shapers, traces
 from .shapers import BOTTLENECK_HANDLE  # noqa: F401 - part of the plan's vocabulary
 from .spec import Point
 from .units import fmt_fraction, fmt_rate, fmt_time
@@ -72,6 +72,35 @@ class Event:
 
 
 @dataclass(frozen=True)
+class RateSchedule:
+    """The bottleneck's rate moved on time by ONE long-lived `tc -batch -` in HOST
+    (schedule.py): LINES[i] (a batch line: a tc argv without "tc") applies rate i of
+    SCHEDULE at SCHEDULE.times[i] into each pass, from the first flow's start, repeating."""
+
+    host: str
+    lines: tuple[str, ...]
+    schedule: traces.Schedule
+
+    def describe(self) -> str:
+        s = self.schedule.summary()
+        return (f"link schedule: trace {s['trace']}, {s['trace_mbps']:g} Mbit/s on average"
+                + (f" (scaled to {s['average_mbps']:g})" if abs(self.schedule.scale - 1) > 1e-9 else "")
+                + f", {s['length_s']:g} s then repeats; rate updated every {s['interval']}: "
+                f"{s['updates_per_pass']} updates per pass ({s['min_mbps']:g} to {s['max_mbps']:g} Mbit/s) "
+                f"fed to one `tc -batch -` in {self.host}, e.g. {self.lines[0]}")
+
+
+def rate_schedule(host: str, dev: str, link) -> RateSchedule | None:
+    """LINK's trace as a RateSchedule on DEV (None without a trace)."""
+    if not link.trace:
+        return None
+    sched = traces.schedule(traces.load(link.trace), link.trace_interval, link.rate)
+    # one line per distinct rate, shared: a pass may hold tens of thousands of updates
+    text = {r: " ".join(shapers.rate_change(dev, link, r)[1:]) for r in set(sched.rates)}
+    return RateSchedule(host, tuple(text[r] for r in sched.rates), sched)
+
+
+@dataclass(frozen=True)
 class Plan:
     hosts: tuple[tuple[str, str], ...]  # (name, role)
     links: tuple[LinkPlan, ...]
@@ -81,6 +110,7 @@ class Plan:
     events: tuple[Event, ...]
     bottleneck: IntfPlan
     summary: dict = field(default_factory=dict)
+    schedule: RateSchedule | None = None  # a trace replayed at the bottleneck
 
     @property
     def shape(self) -> tuple:
@@ -187,6 +217,8 @@ def build_plan(point: Point) -> Plan:
     routes["r2"].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
     index += 1
 
+    schedule = rate_schedule("r1", "r1-eth0", link)
+    peak = max([link.rate] + [c.rate for c in link.changes] + list(schedule.schedule.rates if schedule else ()))
     receiver_ip = {}
     for j, (rcv, group) in enumerate(zip(receivers, point.flows)):
         rtt = group.rtt or link.rtt
@@ -197,7 +229,7 @@ def build_plan(point: Point) -> Plan:
         data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
         links.append(LinkPlan(
             IntfPlan("r2", data_dev, a, "delay-data",
-                     _netem_tc(data_dev, forward, link.jitter, link.loss, max([link.rate] + [c.rate for c in link.changes]))),
+                     _netem_tc(data_dev, forward, link.jitter, link.loss, peak)),
             IntfPlan(rcv, ack_dev, b, "delay-ack", _netem_tc(ack_dev, backward, 0.0, ack_loss, link.rate, "dport")),
         ))
         routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
@@ -229,8 +261,10 @@ def build_plan(point: Point) -> Plan:
         "pacing": point.pacing,
         "shaper": link.shaper,
     }
+    if schedule:
+        summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
-                tuple(flows), events, bottleneck, summary)
+                tuple(flows), events, bottleneck, summary, schedule)
 
 
 def _bdps(x: float) -> str:
@@ -256,6 +290,8 @@ def describe(plan: Plan) -> str:
         lines.append(f"  {f.id}: {f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}  start {f.start:g}s, {end}")
     for e in plan.events:
         lines.append(f"  at {e.at:g}s [{e.host}] {e.what}: {' '.join(e.argv)}")
+    if plan.schedule:
+        lines.append(plan.schedule.describe())
     return "\n".join(lines)
 
 

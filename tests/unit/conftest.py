@@ -20,3 +20,29 @@ except ImportError:  # else the two names links.py takes from it (the repository
         package.__spec__ = importlib.machinery.ModuleSpec("mininet", None, is_package=True)
         package.__path__ = []
         sys.modules["mininet"] = package
+
+
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def synthetic_traces(tmp_path_factory):
+    """Unit tests never read the real Mahimahi traces or published results (they are not the
+    project's to ship): $BBRLAB_TRACES holds synthetic stand-ins under the names the
+    experiments use, and $BBRLAB_REFERENCE an empty folder."""
+    from bbrlab import traces
+
+    folder = tmp_path_factory.mktemp("traces")
+    for name in ("Verizon-LTE-short.up", "Verizon-LTE-short.down"):
+        traces.write(folder / name, traces.synthesize("walk", 140.0, 6e6, step=0.5, seed=12))
+    saved = {k: os.environ.get(k) for k in ("BBRLAB_TRACES", "BBRLAB_REFERENCE")}
+    os.environ["BBRLAB_TRACES"] = str(folder)
+    os.environ["BBRLAB_REFERENCE"] = str(tmp_path_factory.mktemp("reference"))
+    yield folder
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

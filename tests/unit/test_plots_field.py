@@ -1,0 +1,122 @@
+"""The coexistence figure, drawn from a synthetic run of the coexist experiment, and that
+experiment's claims judged on it."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bbrlab import claims, plots, plots_field, spec, topo, ware
+from bbrlab.results import RunDir, write_json
+
+pytest.importorskip("matplotlib")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def coexist_run(tmp_path, bbr_shares):
+    """A run of coexist --quick where BBR took BBR_SHARES[buffer] in each repetition."""
+    exp = spec.load(EXPERIMENTS / "coexist.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        for rep, share in enumerate(bbr_shares[point.params["buffer"]], start=1):
+            pid = point.id.replace("rep1", f"rep{rep}")
+            by_cc = {"bbr": {"share": share, "steady_goodput_mbps": 9.2 * share},
+                     "cubic": {"share": 1 - share, "steady_goodput_mbps": 9.2 * (1 - share)}}
+            write_json(rundir.points_dir / pid / "point.json", {
+                "id": pid, "params": point.params, "repetition": rep, "summary": plan.summary,
+                "flows": [dataclasses.asdict(g) for g in point.flows],
+                "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+            write_json(rundir.points_dir / pid / "metrics.json", {
+                "buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
+                "loss": 0.0, "link_mbps": 10.0, "duration_s": 30.0, "by_cc": by_cc,
+                "groups": [dict(by_cc["bbr"], group=0, cc="bbr"), dict(by_cc["cubic"], group=1, cc="cubic")]})
+    return exp, rundir
+
+
+SHARES = {"0.5bdp": [0.85, 0.86], "1bdp": [0.72, 0.73], "8bdp": [0.35, 0.34], "16bdp": [0.3, 0.31]}
+
+
+def test_the_coexist_claims_hold_when_shares_cross_between_1_and_8_bdp(tmp_path):
+    exp, rundir = coexist_run(tmp_path, SHARES)
+    verdict = claims.verdict(exp.claims, rundir.point_records())
+    assert verdict["verdict"] == "reproduced", verdict["why"]
+    shallow, deep = verdict["claims"]
+    assert sorted(c["point"] for c in shallow["checks"]) == ["buffer=0.5bdp", "buffer=1bdp"]
+    assert sorted(c["point"] for c in deep["checks"]) == ["buffer=16bdp", "buffer=8bdp"]
+    flipped = {k: [1 - v for v in vals] for k, vals in SHARES.items()}
+    exp, rundir = coexist_run(tmp_path / "flipped", flipped)
+    assert claims.verdict(exp.claims, rundir.point_records())["verdict"] == "not reproduced"
+
+
+def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
+    exp, rundir = coexist_run(tmp_path, SHARES)
+    records = rundir.point_records()
+    shares = plots_field.class_shares(records)
+    assert [x for x, *_ in shares["bbr"]] == [0.5, 1.0, 8.0, 16.0]
+    assert shares["bbr"][0][1:] == pytest.approx((0.855, 0.85, 0.86))
+    curve = plots_field.model_curve(records[0], 0.4, 20)
+    assert curve[0][0] == pytest.approx(0.4) and curve[-1][0] == pytest.approx(20)
+    assert curve[-1][1] == pytest.approx(ware.share(20, 10e6, 0.04, 30.0).bbr)
+    plt = plots._pyplot()
+    fig = plots.KINDS["coexist_share"](plt, exp, rundir, records)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert any("Ware et al. model" in label for label in labels)
+    assert any("IETF 101" in label for label in labels)
+    plt.close(fig)
+    verdict = claims.verdict(exp.claims, records)
+    path = plots.draw(exp, rundir, records, verdict)
+    assert path.stat().st_size > 30_000
+
+
+def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
+    exp = spec.load(EXPERIMENTS / "trace-interval.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        offered = [[round(t, 3), round(v / 1e6, 4)] for t, v in plan.schedule.schedule.averaged(0, 20, 0.1)]
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {
+            "trace_delivery": 0.98, "schedule_late_p99_ms": 0.8, "duration_s": 20.0, "loss": 0.0})
+        write_json(rundir.points_dir / point.id / "series.json", {
+            "link_rate": offered, "link_sent": [[t, v * 0.98] for t, v in offered],
+            "flows": {"f1": {"cc": "cubic", "throughput": [[t, v * 0.9] for t, v in offered[::5]]}}})
+    records = rundir.point_records()
+    plt = plots._pyplot()
+    fig = plots.KINDS["trace_replay"](plt, exp, rundir, records)
+    titles = sorted(ax.get_title() for ax in fig.axes)
+    assert len(titles) == 3 and all("delivered 0.98 of the trace, updates late p99 0.8 ms" in t for t in titles)
+    assert any(t.startswith("trace_interval=1ms") for t in titles)
+    plt.close(fig)
+    verdict = claims.verdict(exp.claims, records)
+    assert verdict["verdict"] == "reproduced"
+    assert plots.draw(exp, rundir, records, verdict).stat().st_size > 30_000
+
+
+def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
+    from bbrlab import report_field
+
+    exp, rundir = coexist_run(tmp_path, SHARES)
+    lines = report_field.coexist_table(exp, rundir.point_records())
+    assert lines[3] == "| buffer (BDP) | bbr share | cubic share | BBR, Ware et al. model | BBR share, IETF 101 |"
+    model_8 = ware.share(8, 10e6, 0.04, 30.0).bbr
+    assert f"| 8 | 0.34 (0.34-0.35) | 0.66 (0.65-0.66) | {model_8:.2f} | 0.34 (3.26 of 9.57 Mbit/s) |" in lines
+    assert "| 0.5 | 0.85 (0.85-0.86) | 0.15 (0.14-0.15) | 0.97 | – |" in lines
+    assert report_field.coexist_table(spec.load(EXPERIMENTS / "step.yaml"), rundir.point_records()) == []
+
+
+def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
+    exp, rundir = coexist_run(tmp_path, {"0.5bdp": [0.8], "1bdp": [0.7], "8bdp": [0.3], "16bdp": [0.3]})
+    records = rundir.point_records()
+    flows = {"f1": {"cc": "bbr", "start": 0.0, "throughput": [[1, 6.0], [2, 6.5]]},
+             "f2": {"cc": "cubic", "start": 0.0, "throughput": [[1, 3.0], [2, 2.5]]}}
+    for rec in records:
+        write_json(rundir.points_dir / rec["id"] / "series.json", {"flows": flows, "link_rate": [[0.0, 10.0]]})
+    plt = plots._pyplot()
+    fig = plots.throughput_timeseries(plt, exp, rundir, [dict(records[0], metrics={"duration_s": 30.0})])
+    colors = [line.get_color() for line in fig.axes[0].get_lines()[:2]]
+    assert colors == [plots.style("bbr")["color"], plots.style("cubic")["color"]]
+    plt.close(fig)
