@@ -254,10 +254,33 @@ do_run() {
     if [[ -n $rev ]] && [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
         rev+="+dirty"
     fi
-    script="cd /vagrant && BBRLAB_GIT_REV=${rev:-unknown} exec $inner"
+    local data_env
+    data_env=$(share_data)
+    script="cd /vagrant && BBRLAB_GIT_REV=${rev:-unknown} ${data_env}exec $inner"
     # As root: everything the testbed does (netns, tc, sysctl) needs it.
     step "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
     return "$rc"
+}
+
+# The development data beside the checkout (shared/traces, shared/reference: another
+# project's licence, so never in this repository), copied into the guest once per VM,
+# and the variables that point the testbed at it: prints "NAME=DIR " for each one.
+share_data() {
+    local name var dir stamp key
+    for name in traces reference; do
+        var=BBRLAB_${name^^}
+        dir=${!var:-$(dirname "$repo")/shared/$name}
+        [[ -d $dir ]] || continue
+        stamp=$repo/.vagrant/bbrlab-copied-$name
+        key="$(cat "$repo"/.vagrant/machines/default/*/id 2>/dev/null) $(find "$dir" -type f -printf '%T@ %s %p\n' | sort | md5sum)"
+        if [[ $(cat "$stamp" 2>/dev/null) != "$key" ]]; then
+            tar -C "$dir" -cf - . | vagrant ssh -c "sudo mkdir -p /var/lib/bbrlab/$name && sudo tar -C /var/lib/bbrlab/$name -xf - --no-same-owner" >&2 \
+                || die "copying $dir into the VM failed"
+            echo "$key" >"$stamp"
+            log "copied $dir into the VM (/var/lib/bbrlab/$name)"
+        fi
+        printf '%s=/var/lib/bbrlab/%s ' "$var" "$name"
+    done
 }
 
 do_push() {
