@@ -253,24 +253,42 @@ def _repeat(value: Any) -> tuple[int, int]:
     return value, value
 
 
+BUFFER_UNITS = "pkt, bdp, or bytes like 5000B/64KB"
+
+
 def _buffer(value: Any, key: str) -> Buffer:
-    text = str(value).strip().lower().replace(" ", "")
-    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text)
+    text = str(value).strip().replace(" ", "")
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text, flags=re.IGNORECASE)
     if match:
-        number, unit = float(match.group(1)), match.group(2)
+        number, unit = float(match.group(1)), match.group(2).lower()
         unit = "bdp" if unit == "bdp" else "pkt"
         if number <= 0 or (unit == "pkt" and number != int(number)):
             raise SpecError(f"{key}: buffer must be a positive packet count or BDP multiple, got {value!r}")
         return Buffer(number, unit)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):
+        raise SpecError(f"{key}: {text} needs a unit ({BUFFER_UNITS})")
     try:
         return Buffer(float(units.size(value, key)), "bytes")
     except SpecError:
-        raise SpecError(f"{key}: cannot read buffer {value!r} (examples: '175pkt', '5bdp', '256KB')") from None
+        raise SpecError(f"{key}: cannot read buffer {value!r} ({BUFFER_UNITS}; e.g. '175pkt', '5bdp', "
+                        "'256KB')") from None
 
 
 def _is_time(value: Any) -> bool:
     """A burst given as time at the rate ('2ms') rather than bytes ('64KB')."""
     return isinstance(value, str) and re.fullmatch(r"\s*[0-9.]+\s*(s|ms|us)\s*", value) is not None
+
+
+def _burst(value: Any) -> tuple[int | None, float | None]:
+    """link.burst: 'auto', a size ('64KB') or a time at the rate ('2ms') -> (bytes, seconds)."""
+    if value == "auto":
+        return None, None
+    if _is_time(value):
+        return None, units.duration(value, "link.burst", allow_zero=False)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", str(value).strip()):
+        raise SpecError(f"link.burst: {value} needs a unit (bytes like {value}B/64KB, or a time at the rate "
+                        "like 2ms, or auto)")
+    return units.size(value, "link.burst"), None
 
 
 def _link(raw: Any) -> Link:
@@ -290,16 +308,17 @@ def _link(raw: Any) -> Link:
         steps.append(RateChange(units.duration(change.get("at"), f"link.changes.{i}.at"),
                                 units.rate(change.get("rate"), f"link.changes.{i}.rate")))
     burst = raw.get("burst", "auto")
+    burst_bytes, burst_time = _burst(burst)
     link = Link(
         rate=units.rate(raw["rate"], "link.rate"),
         rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
         buffer=_buffer(raw["buffer"], "link.buffer"),
-        loss=units.fraction(raw.get("loss", 0), "link.loss"),
+        loss=units.fraction(raw.get("loss", "0%"), "link.loss"),
         loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
         jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
         forward_share=float(share),
-        burst=None if burst == "auto" or _is_time(burst) else units.size(burst, "link.burst"),
-        burst_time=units.duration(burst, "link.burst", allow_zero=False) if _is_time(burst) else None,
+        burst=burst_bytes,
+        burst_time=burst_time,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
         shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
     )

@@ -8,6 +8,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bbrlab import cli, spec
 
@@ -35,6 +36,39 @@ def test_bad_override_is_one_line_naming_the_key(capsys, override, names):
     assert out == ""
     assert err.startswith("bbrlab: ") and names in err
     assert len(err.strip().splitlines()) == 1
+
+
+# The silent misreadings: each is refused with one line naming the key and the fix.
+UNITLESS = [
+    ("loss=0.5", "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
+    ("buffer=5000", "link.buffer: 5000 needs a unit (pkt, bdp, or bytes like 5000B/64KB)"),
+    ("rate=20mbps", "link.rate: 20mbps needs a rate unit (tc reads mbps as megabytes per second): "
+     "write bit, kbit, Mbit, Gbit, e.g. 20Mbit"),
+    ("rate=20MBps", "link.rate: 20MBps needs a rate unit"),
+    ("rate=20MB/s", "link.rate: 20MB/s needs a rate unit"),
+    ("rate=10", "link.rate: 10 needs a unit: did you mean 10Mbit?"),
+    ("rtt=40", "link.rtt: 40 needs a unit: did you mean 40ms?"),
+    ("jitter=0", "link.jitter: 0 needs a unit: did you mean 0ms?"),
+    ("duration=30", "flows.0.duration: 30 needs a unit: did you mean 30ms?"),
+]
+
+
+@pytest.mark.parametrize("override, message", UNITLESS)
+def test_a_unitless_or_ambiguous_override_is_refused_with_the_fix(capsys, override, message):
+    code, out, err = run_cli(capsys, "run", "figure5", "--dry-run", "--set", override)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("override, message", UNITLESS)
+def test_a_unitless_value_in_a_file_is_refused_like_one_in_set(capsys, tmp_path, override, message):
+    raw = spec.load_raw(REPO / "experiments" / "figure5.yaml")
+    key, value = spec.parse_override(override)
+    spec.set_path(raw, spec.resolve_key(raw, key), value)
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    code, _, err = run_cli(capsys, "run", str(path), "--dry-run")
+    assert code == 2 and err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
 
 
 def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
