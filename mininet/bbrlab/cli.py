@@ -36,16 +36,36 @@ def _load(args) -> spec.Experiment:
     return spec.load(experiment_path(args.experiment), args.set or [], quick=args.quick)
 
 
-def select(exp: spec.Experiment, only: dict) -> list[spec.Point]:
-    """The points whose sweep parameters match ONLY ({axis label: value as written})."""
+def parse_only(texts: list[str]) -> dict[str, list[str]]:
+    """--only AXIS=VALUE options -> {axis label: [values as written]}; several values of one
+    axis are a union (--only loss=1% --only loss=10% keeps both)."""
+    only: dict[str, list[str]] = {}
+    for text in texts or []:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SpecError(f"--only {text}: expected AXIS=VALUE, e.g. --only cc=bbr")
+        values = only.setdefault(key.strip(), [])
+        if value.strip() not in values:
+            values.append(value.strip())
+    return only
+
+
+def select(exp: spec.Experiment, only: dict[str, list[str]]) -> list[spec.Point]:
+    """The points whose sweep parameters match ONLY ({axis label: values as written}):
+    any of an axis's values, on every axis named."""
     for key in only:
         if key not in exp.axes:
             raise SpecError(f"--only {key}: not a sweep axis of {exp.name} (axes: {', '.join(exp.axes) or 'none'})")
-    chosen = [p for p in exp.points if all(str(p.params[k]) == str(v) for k, v in only.items())]
+    chosen = [p for p in exp.points if all(str(p.params[k]) in vals for k, vals in only.items())]
     if not chosen:
         values = "; ".join(f"{k}: {', '.join(map(str, exp.axes[k]))}" for k in only)
-        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, v in only.items())}: "
+        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, vals in only.items() for v in vals)}: "
                         f"no point of {exp.name} matches (values: {values})")
+    for key, vals in only.items():
+        unmatched = [v for v in vals if v not in map(str, exp.axes[key])]
+        if unmatched:
+            raise SpecError(f"--only {key}={unmatched[0]}: not a value of {key} in {exp.name} "
+                            f"(values: {', '.join(map(str, exp.axes[key]))})")
     return chosen
 
 
@@ -76,20 +96,22 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     exp = _load(args)
+    only = parse_only(args.only)
+    subset = select(exp, only) if only else list(exp.points)
     if args.dry_run:
         from .topo import build_plan, describe
 
-        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}; sweep axes: "
+        chosen = f" ({len(subset)} chosen by --only)" if only else ""
+        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
         seen = set()
-        for point in exp.points:
+        for point in subset:
             plan = build_plan(point)
             key = describe(plan)
             print(f"\n== point {point.id} ({point.duration:g} s of flows)")
             print(key if key not in seen else "   (same plan as above but for the values of the axes)")
             seen.add(key)
         return 0
-    subset = select(exp, dict(spec.parse_override(text) for text in args.only or []))
     _preflight(subset)
     from . import runner  # imports Mininet: only after preflight said it is there
 
@@ -97,7 +119,7 @@ def cmd_run(args) -> int:
     try:
         calibration = _calibration(args, subset)
         rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
-                                       cli=sys.argv[1:], subset=subset if args.only else None,
+                                       cli=sys.argv[1:], subset=subset if only else None,
                                        calibration=calibration)
     except runner.Interrupted as exc:
         print(f"bbrlab: {exc}", file=sys.stderr)
@@ -317,8 +339,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a parameter, e.g. rate=20Mbit, cc=bbr, loss='[1%%,10%%]' (repeatable)")
     run.add_argument("--only", action="append", metavar="AXIS=VALUE",
-                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable); "
-                     "the run stays resumable for the other points")
+                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable: values of one "
+                     "axis add up, axes narrow); --dry-run shows just those; the run stays resumable "
+                     "for the other points")
     run.add_argument("--quick", action="store_true", help="the experiment's short profile (CI, first tries)")
     run.add_argument("--dry-run", action="store_true", help="print topology, tc setup and flow schedule; run nothing")
     run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")

@@ -96,6 +96,34 @@ def test_only_must_name_an_axis_value(capsys, only, message):
     assert message in err
 
 
+@pytest.mark.parametrize("only", ["cc", "cc=", "=bbr"])
+def test_only_without_a_value_gets_its_own_message(capsys, only):
+    code, out, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", only)
+    assert (code, out) == (2, "")
+    assert err == f"bbrlab: --only {only}: expected AXIS=VALUE, e.g. --only cc=bbr\n"
+
+
+def test_dry_run_honours_only(capsys):
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "cc=reno")
+    assert code == 2 and "no point of figure5 matches" in err
+    code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "cc=bbr")
+    assert code == 0 and "(3 chosen by --only)" in out
+    points = [line for line in out.splitlines() if line.startswith("== point ")]
+    assert len(points) == 3 and all("cc=bbr," in line for line in points)
+
+
+def test_several_only_values_of_one_axis_are_a_union(capsys):
+    code, out, _ = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "loss=10%")
+    assert code == 0
+    points = [line.split()[2] for line in out.splitlines() if line.startswith("== point ")]
+    assert sorted(points) == sorted(["loss=10%,cc=bbr,rep1", "loss=10%,cc=cubic,rep1",
+                                     "loss=1%,cc=bbr,rep1", "loss=1%,cc=cubic,rep1"])
+    code, out, _ = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "cc=bbr")
+    assert [line.split()[2] for line in out.splitlines() if line.startswith("== point ")] == ["loss=1%,cc=bbr,rep1"]
+    code, _, err = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "loss=3%")
+    assert code == 2 and "--only loss=3%: not a value of loss in figure8" in err
+
+
 def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "--results", str(tmp_path), "run", "figure5", "--dry-run", "--set", "rate=20Mbit",
                            "--set", "pacing=fq")
