@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from . import spec
-from .errors import BbrlabError, SpecError
+from .errors import BbrlabError, SpecError, did_you_mean
 from .metadata import REPO
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -27,8 +27,8 @@ def experiment_path(name: str) -> Path:
         return candidate
     path = EXPERIMENTS / f"{name}.yaml"
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in EXPERIMENTS.glob("*.yaml")))
-        raise SpecError(f"unknown experiment {name!r} (known: {known})")
+        known = sorted(p.stem for p in EXPERIMENTS.glob("*.yaml"))
+        raise SpecError(f"unknown experiment {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})")
     return path
 
 
@@ -55,7 +55,8 @@ def select(exp: spec.Experiment, only: dict[str, list[str]]) -> list[spec.Point]
     any of an axis's values, on every axis named."""
     for key in only:
         if key not in exp.axes:
-            raise SpecError(f"--only {key}: not a sweep axis of {exp.name} (axes: {', '.join(exp.axes) or 'none'})")
+            raise SpecError(f"--only {key}: not a sweep axis of {exp.name}{did_you_mean(key, exp.axes)} "
+                            f"(axes: {', '.join(exp.axes) or 'none'})")
     chosen = [p for p in exp.points if all(str(p.params[k]) in vals for k, vals in only.items())]
     if not chosen:
         values = "; ".join(f"{k}: {', '.join(map(str, exp.axes[k]))}" for k in only)
@@ -160,7 +161,8 @@ def cmd_suite(args) -> int:
         known = {e.name for e in exps}
         unknown = [n for n in args.experiments if n not in known]
         if unknown:
-            raise SpecError(f"unknown experiment(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise SpecError(f"unknown experiment(s) {', '.join(unknown)}{did_you_mean(unknown[0], known)} "
+                            f"(known: {', '.join(sorted(known))})")
         exps = [e for e in exps if e.name in args.experiments]
     points = [p for e in exps for p in e.points]
     _preflight(points)

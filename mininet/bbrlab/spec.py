@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from . import units
-from .errors import SpecError
+from .errors import SpecError, did_you_mean
+from .metric_names import CLAIMABLE
 
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
@@ -61,6 +62,10 @@ PLOT_KEYS = {"kind", "title"}
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
 AUTO_REPEAT = (3, 8)
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
+# What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them).
+CLAIM_FACTS = ("cc", "loss")
+# Sweep parameters a claim compares as numbers, with their unit parsers.
+NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration}
 
 
 @dataclass(frozen=True)
@@ -220,13 +225,14 @@ def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
     unknown = sorted(set(mapping) - allowed)
     if unknown:
         prefix = f"{where}." if where else ""
-        raise SpecError(f"{prefix}{unknown[0]}: unknown key (allowed here: {', '.join(sorted(allowed))})")
+        raise SpecError(f"{prefix}{unknown[0]}: unknown key{did_you_mean(unknown[0], allowed)} "
+                        f"(allowed here: {', '.join(sorted(allowed))})")
     return mapping
 
 
 def _choice(value: Any, options: tuple, key: str) -> str:
     if value not in options:
-        raise SpecError(f"{key}: {value!r} is not one of {', '.join(options)}")
+        raise SpecError(f"{key}: {value!r} is not one of {', '.join(options)}{did_you_mean(value, options)}")
     return value
 
 
@@ -396,7 +402,41 @@ def _sysctls(raw: Any) -> dict:
     return merged
 
 
-def _claims(raw: Any) -> tuple[Claim, ...]:
+def _metric(value: Any, key: str) -> str:
+    if value not in CLAIMABLE:
+        # the analysis names percentiles pN: a "median" means p50
+        usual = re.sub("median", "p50", re.sub("average|avg", "mean", str(value)))
+        raise SpecError(f"{key}: {value!r} is not a metric the analysis writes{did_you_mean(usual, CLAIMABLE)} "
+                        "(the list: docs/experiment-format.md)")
+    return value
+
+
+def _selection(value: Any, key: str, selectable: tuple) -> dict:
+    """A claim's `where` or `vs`: sweep axis (or cc, loss) -> a value, a list, or {min, max}."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SpecError(f"{key}: expected a mapping of parameter to value")
+    for name, want in value.items():
+        here = f"{key}.{name}"
+        if name not in selectable:
+            raise SpecError(f"{here}: not a sweep axis of this experiment{did_you_mean(name, selectable)} "
+                            f"(where and vs take: {', '.join(selectable)})")
+        parse = NUMERIC_PARAMS.get(name)
+        if isinstance(want, dict):
+            _check_keys(want, {"min", "max"}, here)
+            values = [(f"{here}.{b}", v) for b, v in want.items()]
+        else:
+            values = [(here, v) for v in (want if isinstance(want, list) else [want])]
+        for where, v in values:
+            if parse:
+                parse(v, where)
+    return dict(value)
+
+
+def _claims(raw: Any, selectable: tuple = CLAIM_FACTS) -> tuple[Claim, ...]:
+    """The claims, checked against what the analysis writes and what a point can be
+    selected on (SELECTABLE: the sweep axes, cc and loss): a typo fails here, not after a run."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -408,18 +448,26 @@ def _claims(raw: Any) -> tuple[Claim, ...]:
         for required in ("id", "text", "metric"):
             if not isinstance(item.get(required), str):
                 raise SpecError(f"{key}.{required}: required text")
+        metric = _metric(item["metric"], f"{key}.metric")
+        relative_to = item.get("relative_to")
+        if relative_to is not None:
+            _metric(relative_to, f"{key}.relative_to")
         bounds = {b: item.get(b) for b in ("min", "max")}
         if all(v is None for v in bounds.values()):
             raise SpecError(f"{key}: give min or max")
         for b, v in bounds.items():
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                 raise SpecError(f"{key}.{b}: expected a number, got {v!r}")
-        for sel in ("where", "vs"):
-            if item.get(sel) is not None and not isinstance(item[sel], dict):
-                raise SpecError(f"{key}.{sel}: expected a mapping of parameter to value")
-        claims.append(Claim(item["id"], item["text"], item["metric"], item.get("where") or {},
-                            item.get("vs"), bounds["min"], bounds["max"], item.get("relative_to")))
+        where = _selection(item.get("where"), f"{key}.where", selectable)
+        vs = _selection(item.get("vs"), f"{key}.vs", selectable) if item.get("vs") is not None else None
+        claims.append(Claim(item["id"], item["text"], metric, where, vs, bounds["min"], bounds["max"], relative_to))
     return tuple(claims)
+
+
+def _axis_labels(raw: dict) -> list[str]:
+    """The labels the sweep axes of RAW get (as claims' `where` names them); no checks."""
+    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list)]
+    return list(_labels(paths).values())
 
 
 # ---------------------------------------------------------------- overrides and sweeps
@@ -446,7 +494,9 @@ def resolve_key(raw: dict, key: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise SpecError(f"--set {key}: unknown key (examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
+        leaves = sorted({p.rsplit(".", 1)[-1] for p in _leaf_paths(raw)})
+        raise SpecError(f"--set {key}: unknown key{did_you_mean(key, leaves)} "
+                        "(examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
     raise SpecError(f"--set {key}: ambiguous, say one of {', '.join(matches)}")
 
 
@@ -562,6 +612,8 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
     raw = copy.deepcopy(raw)
     _check_keys(raw, TOP_KEYS, "")
+    # a claim may select on an axis of the file even where --set or --quick fixed its value
+    file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
     if quick:
         profile = raw.get("quick") or {}
         if not isinstance(profile, dict):
@@ -590,6 +642,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
 
     axes = _axes(raw)
     labels = _labels(list(axes))
+    axes_labels = list(labels.values())
     points = []
     for combo in itertools.product(*axes.values()):
         concrete = copy.deepcopy(raw)
@@ -613,7 +666,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         points=tuple(points),
         plot_kind=plot_kind,
         plot_title=plot.get("title"),
-        claims=_claims(raw.get("claims")),
+        claims=_claims(raw.get("claims"), tuple(dict.fromkeys([*CLAIM_FACTS, *axes_labels, *file_axes]))),
         reference=raw.get("reference") or {},
         repeat=repeat,
         seed=seed,

@@ -80,6 +80,53 @@ def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
     assert "paceing: unknown key" in err
 
 
+def _figure5_with(tmp_path, old, new):
+    text = (REPO / "experiments" / "figure5.yaml").read_text()
+    assert old in text
+    path = tmp_path / "mine.yaml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("metric: rtt_p50_ms", "metric: rtt_median_ms",
+     "claims.1.metric: 'rtt_median_ms' is not a metric the analysis writes (did you mean rtt_p50_ms?)"),
+    ("where: {cc: cubic}", "where: {ccs: cubic}",
+     "claims.0.where.ccs: not a sweep axis of this experiment (did you mean cc?) (where and vs take: cc, loss)"),
+    ("vs: {cc: cubic}", "vs: {buffer: 5bdp}", "claims.1.vs.buffer: not a sweep axis of this experiment"),
+    ("relative_to: full_buffer_rtt_ms", "relative_to: base_rtt",
+     "claims.0.relative_to: 'base_rtt' is not a metric the analysis writes (did you mean base_rtt_ms?)"),
+    ("pacing: internal", "paceing: internal", "paceing: unknown key (did you mean pacing?)"),
+    ("kind: rtt_timeseries", "kind: rtt_timeserie", "plot.kind: 'rtt_timeserie' is not one of"),
+])
+def test_a_claim_or_key_typo_is_refused_when_the_file_is_loaded(capsys, tmp_path, old, new, message):
+    code, out, err = run_cli(capsys, "run", str(_figure5_with(tmp_path, old, new)), "--dry-run")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
+
+
+def test_a_claim_selects_on_a_file_axis_even_when_set_fixes_it(capsys):
+    code, _, err = run_cli(capsys, "run", "figure5-buffers", "--dry-run", "--set", "buffer=5bdp")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--set", "cc=bbr")
+    assert code == 0, err
+
+
+def test_a_where_value_is_read_with_its_unit_when_loaded(capsys, tmp_path):
+    path = _figure5_with(tmp_path, "where: {cc: cubic}", "where: {cc: cubic, loss: 0.01}")
+    code, _, err = run_cli(capsys, "run", str(path), "--dry-run")
+    assert code == 2 and err.startswith("bbrlab: claims.0.where.loss: 0.01 needs a unit: did you mean 0.01%?")
+
+
+def test_near_miss_names_get_a_suggestion(capsys):
+    code, _, err = run_cli(capsys, "run", "figure55", "--dry-run")
+    assert code == 2 and "unknown experiment 'figure55' (did you mean figure5?)" in err
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "buffr=5bdp")
+    assert code == 2 and "--set buffr: unknown key (did you mean buffer?)" in err
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "ccs=bbr")
+    assert code == 2 and "--only ccs: not a sweep axis of figure5 (did you mean cc?)" in err
+
+
 def test_unknown_experiment_lists_the_known_ones(capsys):
     code, _, err = run_cli(capsys, "run", "figure99")
     assert code == 2

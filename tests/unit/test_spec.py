@@ -11,7 +11,7 @@ from bbrlab import spec
 from bbrlab.errors import SpecError
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
-CLAIM = {"id": "a", "text": "t", "metric": "m"}
+CLAIM = {"id": "a", "text": "t", "metric": "goodput_mbps"}
 
 
 def base() -> dict:
