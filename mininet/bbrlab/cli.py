@@ -313,6 +313,13 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
 
 
+def cmd_format_doc(args) -> int:
+    from . import format_doc
+
+    sys.stdout.write(format_doc.render())
+    return 0
+
+
 def cmd_preflight(args) -> int:
     from . import preflight
 
@@ -373,6 +380,8 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
     cal.set_defaults(func=cmd_calibrate)
+    sub.add_parser("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
+                   "from the code's own tables").set_defaults(func=cmd_format_doc)
     sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
     sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)
