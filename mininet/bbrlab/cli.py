@@ -218,12 +218,14 @@ def cmd_suite(args) -> int:
         verdicts[exp.name] = read_json(rundir.path / "verdict.json")
     walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
     flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
-    out = report.write(root, suite_experiments())  # the whole suite: what has not run is named
+    # the whole suite: what has not run is named (nothing at all ran: no report)
+    out = report.write(root, suite_experiments()) if verdicts else None
     print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
           f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
     for name, v in verdicts.items():
         print(f"  {name:14s} {v['verdict']}")
-    print(f"report: {out}")
+    if out:
+        print(f"report: {out}")
     if failed:
         print(f"bbrlab: failed to run: {', '.join(failed)}", file=sys.stderr)
         return EXIT_ERROR

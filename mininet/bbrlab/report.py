@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from . import claims, metadata
+from .errors import BbrlabError
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
 
@@ -127,7 +128,8 @@ def _calibration_line(cal: dict | None) -> str:
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None) -> Path:
-    """Write the suite's report under ROOT (default ROOT/report.md) and return its path."""
+    """Write the suite's report under ROOT (default ROOT/report.md) and return its path;
+    an error, and no file, when ROOT holds no finished run."""
     out = out or root / "report.md"
     sections, rows, missing = [], [], []
     for exp in experiments:
@@ -140,6 +142,9 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None) ->
         lines, row = section(ran, rundir, out.parent, exp.notes)  # today's notes on any run
         sections += lines
         rows.append(row)
+    if not rows:  # an empty "reproduced" page would say what nobody measured
+        raise BbrlabError(f"{root}: no finished run of any experiment to report on "
+                          "(run one first, e.g. bbrlab run figure5, or give --results DIR)")
     head = ["# bbrlab: the BBR paper's figures, reproduced", "",
             f"Written {time.strftime('%Y-%m-%d %H:%M:%S %z')} from the latest run of each experiment under "
             f"`{root}`.", "",
