@@ -194,10 +194,13 @@ def cmd_suite(args) -> int:
         if finished is not None:
             print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
                   file=sys.stderr)
-            rejudge = finished.adopt_spec(exp.source, exp.identity)  # claims, plot or title edited since
-            if rejudge or not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
-                summary.finish(finished, exp)  # its points are all there: judge and draw them again
-            verdicts[exp.name] = read_json(finished.path / "verdict.json")
+            ran, _ = _judging_specs(finished)
+            if not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
+                summary.finish(finished, ran)  # its points are all there: its own verdict and figure
+            rejudged = summary.rejudged_files(finished, exp.name)["spec"]
+            if exp.source != ran.source and not (rejudged.is_file() and rejudged.read_text() == exp.source):
+                summary.rejudge(finished, exp, f"with today's {exp.name}.yaml")  # claims, plot or title edited
+            verdicts[exp.name] = summary.current_verdict(finished, exp.name)[0]
             continue
         print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
               f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
@@ -251,25 +254,40 @@ def cmd_plot(args) -> int:
         rundir = RunDir.open(Path(args.dir))
     else:
         rundir = RunDir.latest(Path(args.results), args.experiment)
-    exp = _judging_spec(rundir)
+    ran, today = _judging_specs(rundir)
+    reasons = []
     if args.reanalyze:
         from . import analysis, metadata
         from .results import write_json
 
-        count = analysis.reanalyze(rundir, exp)
+        count = analysis.reanalyze(rundir, ran)
         meta = metadata.read_run(rundir)
         meta.setdefault("reanalyzed", []).append({"at": time.time(), "git": metadata.git_revision(),
                                                   "points": count})
         write_json(rundir.path / "run.json", meta)
         print(f"analyzed {count} points again from their raw files", file=sys.stderr)
-    verdict = summary.finish(rundir, exp)
+        reasons.append("points analyzed again from their raw files")
+    first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
+    if first:
+        verdict = summary.finish(rundir, ran)
+    judge = ran
+    if today is not None and today.source != ran.source:
+        judge = today
+        reasons.append(f"with today's {today.name}.yaml")
+    if first and not reasons:
+        return _strict_status(args, verdict)
+    if reasons:
+        verdict = summary.rejudge(rundir, judge, "; ".join(reasons))
+    else:
+        verdict = summary.redraw(rundir, ran)
     return _strict_status(args, verdict)
 
 
-def _judging_spec(rundir) -> spec.Experiment:
-    """The spec to judge and draw RUNDIR with: today's experiment file (or its quick profile)
-    when it measures what the run measured, so edited claims, plot or title reach an old
-    run; else the run's own spec.yaml (a --set run, or a file changed since)."""
+def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
+    """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file or its quick
+    profile when that measures what the run measured, else None: a --set run, or a file
+    changed since). Today's claims, plot or title then judge the run again, beside its own
+    verdict (summary.rejudge); the run's spec.yaml and verdict.json stay as they are."""
     ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
     path = EXPERIMENTS / f"{ran.name}.yaml"
     for quick in (False, True):
@@ -278,11 +296,8 @@ def _judging_spec(rundir) -> spec.Experiment:
         except SpecError:  # no such file, or one that no longer parses
             break
         if today.identity == ran.identity:
-            if rundir.adopt_spec(today.source, today.identity):
-                print(f"judged with today's {path.name} (the run's earlier spec is kept in run.json)",
-                      file=sys.stderr)
-            return today
-    return ran
+            return ran, today
+    return ran, None
 
 
 def _strict_status(args, verdict: dict) -> int:

@@ -392,8 +392,9 @@ KINDS = {
 }
 
 
-def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
-    """Render the experiment's figure into the run directory (atomically) and return its path."""
+def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None) -> Path:
+    """Render the experiment's figure into the run directory (atomically) as NAME.png
+    (default: the experiment's name) and return its path."""
     import io
 
     plt = _pyplot()
@@ -408,6 +409,6 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     plt.close(fig)
-    path = rundir.path / f"{exp.name}.png"
+    path = rundir.path / f"{name or exp.name}.png"
     write_atomic(path, buffer.getvalue())
     return path

@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from . import claims, metadata
+from . import claims, metadata, summary
 from .errors import BbrlabError
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
@@ -104,10 +104,14 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              "", "```", *claims.verdict_lines(verdict, why=False), "```"]
     if verdict.get("why"):
         lines += ["", f"Why {verdict['verdict']}: " + "; ".join(verdict["why"]) + "."]
+    today, rejudged = summary.current_verdict(rundir, exp.name)
+    if rejudged:  # the run's own word above, as it wrote it; today's claims' word here
+        lines += ["", f"Re-judged since ({today['rejudged']['why']}; verdict-rejudged.json):", "",
+                  "```", *claims.verdict_lines(today, why=False), "```"]
     lines += _reference_table(exp, records)
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
-    row = {"name": exp.name, "verdict": verdict["verdict"],
+    row = {"name": exp.name, "verdict": today["verdict"] + (" (re-judged)" if rejudged else ""),
            "points": len(records) if len(records) >= total else f"{len(records)} of {total}",
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
     return lines + [""], row

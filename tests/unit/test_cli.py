@@ -1,7 +1,6 @@
 """The command line's contract with users: bad input gets one clear message naming the
 problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
 
-import copy
 import subprocess
 import sys
 import types
@@ -273,71 +272,90 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
     assert err.count("\n") == 1 and "no raw/ directory" in err and "Traceback" not in err
 
 
-def _run_with_spec(tmp_path, raw: dict, status: str = "complete"):
+def _step_run(tmp_path):
+    """A finished run of the step experiment from the captured BBR point (tests/fixtures),
+    summarized as the run summarized it: its own metrics.json, verdict.json and figure."""
+    import json
+    import shutil
+
+    from bbrlab import analysis, summary, topo
     from bbrlab.results import RunDir, write_json
 
-    exp = spec.build(raw, default_name="figure5")
-    rundir = RunDir.create(tmp_path, exp.name)
+    exp = spec.load(REPO / "experiments" / "step.yaml")
+    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
+    rundir = RunDir.create(tmp_path / "results", "step")
     (rundir.path / "spec.yaml").write_text(exp.source)
-    write_json(rundir.path / "run.json", {"status": status, "spec_hash": exp.identity})
-    for point in exp.points:
-        write_json(rundir.points_dir / point.id / "metrics.json", {})
-    return rundir
+    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
+    folder = rundir.points_dir / point.id
+    shutil.copytree(REPO / "tests" / "fixtures" / "step-bbr", folder)
+    t = json.loads((folder / "point.json").read_text())["timings"]
+    series, mets = analysis.analyze(point, topo.build_plan(point), folder, t["t0"], t["launches"], t["end"])
+    write_json(folder / "series.json", series)
+    write_json(folder / "metrics.json", mets)
+    summary.finish(rundir, exp)
+    return exp, rundir
 
 
-def _judged(monkeypatch) -> list:
-    """Stand in for summary.finish: record the spec a run is judged with."""
-    from bbrlab import summary
-    from bbrlab.results import write_json
-
-    seen = []
-
-    def finish(rundir, exp):
-        seen.append(exp)
-        (rundir.path / f"{exp.name}.png").write_bytes(b"")
-        write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "claims": [],
-                                                  "overhead": {"wall_seconds": 1, "configured_flow_seconds": 1}})
-        return {"verdict": "reproduced"}
-
-    monkeypatch.setattr(summary, "finish", finish)
-    return seen
+def _todays_experiments(tmp_path, monkeypatch, old: str, new: str):
+    """experiments/ as it might be tomorrow: step.yaml with OLD replaced by NEW."""
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    text = (REPO / "experiments" / "step.yaml").read_text()
+    assert old in text
+    (folder / "step.yaml").write_text(text.replace(old, new))
+    monkeypatch.setattr(cli, "EXPERIMENTS", folder)
 
 
-def test_plot_judges_an_old_run_with_todays_claims_when_it_measured_the_same(capsys, monkeypatch, tmp_path):
-    today = spec.load(REPO / "experiments" / "figure5.yaml")
-    yesterday = {**today.raw, "claims": today.raw["claims"][:1], "title": "yesterday's title"}
-    rundir = _run_with_spec(tmp_path, yesterday)
-    seen = _judged(monkeypatch)
-    code, _, err = run_cli(capsys, "plot", str(rundir.path))
-    assert code == 0 and "judged with today's figure5.yaml" in err
-    assert seen[-1].source == today.source == (rundir.path / "spec.yaml").read_text()
-    assert len(seen[-1].claims) == len(today.claims) > 1
-    # A --set run measured something today's file does not describe: its own spec judges it.
-    faster = copy.deepcopy(yesterday)
-    spec.set_path(faster, "link.rate", "20Mbit")
-    overridden = _run_with_spec(tmp_path, faster)
-    code, _, err = run_cli(capsys, "plot", str(overridden.path))
-    assert code == 0 and "judged with" not in err and seen[-1].title == "yesterday's title"
-    own = _run_with_spec(tmp_path, {**yesterday, "name": "a-lab-of-its-own"})  # no such file in experiments/
-    code, _, err = run_cli(capsys, "plot", str(own.path))
-    assert code == 0 and "judged with" not in err and seen[-1].name == "a-lab-of-its-own"
+def _stored(rundir) -> dict:
+    return {name: (rundir.path / name).read_bytes() for name in ("verdict.json", "metrics.json", "spec.yaml")}
 
 
-def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, monkeypatch, tmp_path):
+def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monkeypatch, tmp_path):
+    from bbrlab.results import read_json
+
+    _, rundir = _step_run(tmp_path)
+    capsys.readouterr()
+    before = _stored(rundir)
+    assert read_json(rundir.path / "verdict.json")["verdict"] == "inconclusive"  # the link fell short
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))  # today's file is the run's: only redrawn
+    assert code == 0 and "inconclusive" in out and "re-judged" not in err
+    assert _stored(rundir) == before and not (rundir.path / "verdict-rejudged.json").exists()
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")  # another claim today
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))
+    assert code == 0 and _stored(rundir) == before
+    assert "re-judged (with today's step.yaml): verdict-rejudged.json and step-rejudged.png" in err
+    rejudged = read_json(rundir.path / "verdict-rejudged.json")
+    assert rejudged["verdict"] == "not evaluated" and rejudged["rejudged"]["original"] == {"verdict": "inconclusive"}
+    assert (rundir.path / "step-rejudged.png").stat().st_size > 0 and "points so far): not evaluated" in out
+    assert "cc: cubic" in (rundir.path / "spec-rejudged.yaml").read_text()
+    monkeypatch.setattr(cli, "EXPERIMENTS", REPO / "experiments")  # the claim as it was: the run's word stands
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))
+    assert "inconclusive" in out and not (rundir.path / "verdict-rejudged.json").exists()
+    assert _stored(rundir) == before
+
+
+def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path):
+    _, rundir = _step_run(tmp_path)
+    before = _stored(rundir)
+    code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
+    assert code == 0 and "analyzed 1 points again" in err and "re-judged (points analyzed again" in err
+    assert _stored(rundir) == before and (rundir.path / "verdict-rejudged.json").is_file()
+
+
+def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path):
     from bbrlab import report
 
-    today = spec.load(REPO / "experiments" / "figure5.yaml")
-    yesterday = {**today.raw, "claims": today.raw["claims"][:1]}
-    rundir = _run_with_spec(tmp_path, yesterday)
-    seen = _judged(monkeypatch)
+    _, rundir = _step_run(tmp_path)
+    before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
     monkeypatch.setitem(sys.modules, "bbrlab.runner", types.ModuleType("bbrlab.runner"))  # runs nothing here
     monkeypatch.setattr(report, "write", lambda root, exps, out=None: root / "report.md")
-    code, out, err = run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
-    assert code == 0 and "figure5: done" in err
-    assert [e.source for e in seen] == [today.source] == [(rundir.path / "spec.yaml").read_text()]
-    run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
-    assert len(seen) == 1  # judged by today's claims already: not again
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
+    code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
+    assert code == 0 and "step: done" in err and "re-judged (with today's step.yaml)" in err
+    assert "step           not evaluated" in out and _stored(rundir) == before
+    code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
+    assert "re-judged" not in err and "step           not evaluated" in out  # judged by today's claims already
 
 
 @pytest.mark.parametrize(("word", "code"), [("reproduced", 0), ("inconclusive", 3), ("not reproduced", 3),
@@ -346,3 +364,15 @@ def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
     assert cli._strict_status(types.SimpleNamespace(strict=True), {"verdict": word}) == code
     assert cli._strict_status(types.SimpleNamespace(strict=False), {"verdict": word}) == 0
     assert (f"claim check says '{word}'" in capsys.readouterr().err) == (code != 0)
+
+
+def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path):
+    from bbrlab import report
+
+    exp, rundir = _step_run(tmp_path)
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
+    assert run_cli(capsys, "plot", str(rundir.path))[0] == 0
+    text = report.write(tmp_path / "results", [exp]).read_text()
+    assert "| step | not evaluated (re-judged) |" in text
+    assert "verdict (1 of 2 points so far): inconclusive" in text
+    assert "Re-judged since (with today's step.yaml; verdict-rejudged.json):" in text
