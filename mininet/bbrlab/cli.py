@@ -253,7 +253,10 @@ def cmd_plot(args) -> int:
     if args.dir:
         rundir = RunDir.open(Path(args.dir))
     else:
-        rundir = RunDir.latest(Path(args.results), args.experiment)
+        name = args.experiment
+        if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
+            name = spec.load(experiment_path(name)).name
+        rundir = RunDir.latest(Path(args.results), name)
     ran, today = _judging_specs(rundir)
     reasons = []
     if args.reanalyze:
@@ -358,9 +361,17 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bbrlab", description="Reproducible TCP congestion control experiments "
                                 "on Mininet (BBR paper figures and follow-ups).")
     p.add_argument("--results", default=str(REPO / "results"), help="results root (default: %(default)s)")
+    # --results is also taken after the subcommand (bbrlab plot --results DIR); given
+    # there, it wins; not given, the one before the subcommand (or the default) stands
+    results = argparse.ArgumentParser(add_help=False)
+    results.add_argument("--results", default=argparse.SUPPRESS, help="results root (default: results/)")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the experiments").set_defaults(func=cmd_list)
-    run = sub.add_parser("run", help="run an experiment (all its sweep points)")
+
+    def command(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[results], **kwargs)
+
+    command("list", help="list the experiments").set_defaults(func=cmd_list)
+    run = command("run", help="run an experiment (all its sweep points)")
     run.add_argument("experiment", help="name in experiments/ or path to a YAML file")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a parameter, e.g. rate=20Mbit, cc=bbr, loss='[1%%,10%%]' (repeatable)")
@@ -374,33 +385,34 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
     run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
     run.set_defaults(func=cmd_run)
-    plot = sub.add_parser("plot", help="redraw figure and verdict from a results directory")
+    plot = command("plot", help="redraw figure and verdict from a results directory")
     plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
-    plot.add_argument("--experiment", default="figure5")
+    plot.add_argument("--experiment", default="figure5",
+                      help="the latest run of this experiment (a name, or its YAML file; default: %(default)s)")
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     plot.add_argument("--reanalyze", action="store_true",
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")
     plot.set_defaults(func=cmd_plot)
-    suite = sub.add_parser("suite", help="run every experiment (resumable), then write the report")
+    suite = command("suite", help="run every experiment (resumable), then write the report")
     suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
     suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
     suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
     suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
     suite.set_defaults(func=cmd_suite)
-    rep = sub.add_parser("report", help="write the one-page report from the latest run of each experiment")
+    rep = command("report", help="write the one-page report from the latest run of each experiment")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(func=cmd_report)
-    cal = sub.add_parser("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
-                         "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
+    cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
+                  "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
     cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
     cal.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
     cal.set_defaults(func=cmd_calibrate)
-    sub.add_parser("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
-                   "from the code's own tables").set_defaults(func=cmd_format_doc)
-    sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
-    sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
+    command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
+            "from the code's own tables").set_defaults(func=cmd_format_doc)
+    command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
+    command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)
     return p
 

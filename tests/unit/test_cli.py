@@ -376,3 +376,19 @@ def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monk
     assert "| step | not evaluated (re-judged) |" in text
     assert "verdict (1 of 2 points so far): inconclusive" in text
     assert "Re-judged since (with today's step.yaml; verdict-rejudged.json):" in text
+
+
+def test_results_is_taken_after_the_subcommand_too(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "plot", "--results", str(tmp_path / "b"))
+    assert code == 2 and err == f"bbrlab: no results for figure5 under {tmp_path / 'b'} (run it first)\n"
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "a"), "plot", "--results", str(tmp_path / "b"))
+    assert f"under {tmp_path / 'b'} " in err
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "a"), "report")
+    assert code == 2 and str(tmp_path / "a") in err
+
+
+def test_plot_finds_the_runs_of_a_file_of_ones_own_by_its_name(capsys, tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((REPO / "experiments" / "figure6.yaml").read_text().replace("name: figure6", "name: mylab"))
+    code, _, err = run_cli(capsys, "plot", "--results", str(tmp_path), "--experiment", str(mine))
+    assert code == 2 and err == f"bbrlab: no results for mylab under {tmp_path} (run it first)\n"

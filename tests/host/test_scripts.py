@@ -1,0 +1,134 @@
+"""The figure scripts and reproduce.sh on THIS host, as a user runs them: what measures
+nothing (plot, list, report, --dry-run) runs here without the VM or root, even on a kernel
+without netem; bad input is refused before anything starts; the help is true.
+
+A fake `vagrant` (and `virsh`, `ip`, `tc`, `modprobe`) first on PATH records any call: the
+VM or the kernel probe being touched fails the test.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bbrlab import analysis, spec, topo
+from bbrlab.results import RunDir, write_json
+
+REPO = Path(__file__).resolve().parents[2]
+STEP_BBR = REPO / "tests" / "fixtures" / "step-bbr"
+WATCHED = ("vagrant", "virsh", "ip", "tc", "modprobe")
+
+
+@pytest.fixture
+def sh(tmp_path):
+    """Run a script of the repository with the watched commands faked; fail if one ran."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    for name in WATCHED:
+        (fake / name).write_text(f"#!/bin/sh\necho \"{name} $*\" >> {calls}\nexit 1\n")
+        (fake / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}")
+
+    def run(script: str, *args: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run([str(REPO / script), *args], capture_output=True, text=True, env=env, timeout=120)
+        assert not calls.exists(), f"{script} {' '.join(args)} ran: {calls.read_text()}"
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    """A results root holding a figure5 run: the captured BBR point (tests/fixtures) as its
+    cc=bbr point, analyzed as the run would; no verdict yet (plot writes the first)."""
+    root = tmp_path / "results"
+    exp = spec.load(REPO / "experiments" / "figure5.yaml")
+    step = [p for p in spec.load(REPO / "experiments" / "step.yaml").points if p.params["cc"] == "bbr"][0]
+    rundir = RunDir.create(root, "figure5")
+    (rundir.path / "spec.yaml").write_text(exp.source)
+    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
+    folder = rundir.points_dir / [p for p in exp.points if p.params["cc"] == "bbr"][0].id
+    shutil.copytree(STEP_BBR, folder)
+    t = json.loads((folder / "point.json").read_text())["timings"]
+    series, mets = analysis.analyze(step, topo.build_plan(step), folder, t["t0"], t["launches"], t["end"])
+    write_json(folder / "series.json", series)
+    write_json(folder / "metrics.json", mets)
+    return root
+
+
+def test_figure5_plot_redraws_on_this_host_without_the_vm(sh, results):
+    proc = sh("figure5.sh", "plot", "--results", str(results))
+    assert proc.returncode == 0, proc.stderr
+    (run,) = (results / "figure5").iterdir()
+    assert (run / "figure5.png").stat().st_size > 0 and (run / "verdict.json").is_file()
+    assert f"figure: {run / 'figure5.png'}" in proc.stdout
+
+
+def test_figure5_report_and_list_run_here(sh, results, tmp_path):
+    assert sh("figure5.sh", "plot", "--results", str(results)).returncode == 0
+    proc = sh("figure5.sh", "report", "--results", str(results))
+    assert proc.returncode == 0, proc.stderr
+    assert "| figure5 |" in (results / "report.md").read_text()
+    empty = sh("reproduce.sh", "report", "--results", str(tmp_path / "nothing"))
+    assert empty.returncode == 2 and "no finished run of any experiment" in empty.stderr
+    listed = sh("figure5.sh", "list")
+    assert listed.returncode == 0 and "figure5 " in listed.stdout and "INVALID" not in listed.stdout
+
+
+@pytest.mark.parametrize("args, chosen", [
+    (["--dry-run", "all"], None),
+    (["bbr", "--dry-run"], 3),
+    (["--only", "cc=cubic", "--dry-run", "all"], 3),
+    (["--paper", "--dry-run", "all"], None),
+])
+def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
+    proc = sh("figure5.sh", *args)
+    assert proc.returncode == 0, proc.stderr
+    name = "figure5-paper" if "--paper" in args else "figure5"
+    assert proc.stdout.startswith(f"{name}: ")
+    assert (f"({chosen} chosen by --only)" in proc.stdout) == (chosen is not None)
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("figure6.sh", ["bbr"], "unknown action 'bbr' (one of: all plot list report)"),
+    ("reproduce.sh", ["--set", "rate=20Mbit", "all"], "--set: the suite runs every experiment as its file says"),
+    ("reproduce.sh", ["--dry-run", "all"], "--dry-run: see each experiment's plan"),
+    ("reproduce.sh", ["plot"], "unknown action 'plot' (one of: all report list)"),
+    ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"], "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
+    ("figure5.sh", ["plot", "--quick"], "'plot' takes no run options"),
+])
+def test_bad_input_is_refused_before_anything_starts(sh, script, args, message):
+    proc = sh(script, *args)
+    assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_help_offers_what_the_scripts_accept(sh):
+    five = sh("figure5.sh", "--help").stdout
+    assert "--paper" in five and "--dry-run" in five and "--only" in five
+    assert "(ACTION: all, bbr, cubic, plot, list, report)" in five
+    six = sh("figure6.sh", "--help").stdout
+    assert "(ACTION: all, plot, list, report)" in six and " bbr " not in six and "bbr," not in six
+    suite = sh("reproduce.sh", "--help").stdout
+    assert "suite.yaml" not in suite and "plot" not in suite and "--set" not in suite and "--only" not in suite
+    assert "(ACTION: all, report, list)" in suite
+
+
+def test_an_experiment_of_ones_own_dry_runs_and_plots_here(sh, results, tmp_path):
+    mine = tmp_path / "mylab.yaml"
+    mine.write_text((REPO / "experiments" / "figure5.yaml").read_text().replace("name: figure5", "name: mylab"))
+    proc = sh("experiment.sh", str(mine), "--dry-run", "--set", "rate=20Mbit", "all")
+    assert proc.returncode == 0 and proc.stdout.startswith("mylab: 6 point(s)") and "rate 20000000bit" in proc.stdout
+    (results / "figure5").rename(results / "mylab")  # the fixture's run, as if of mylab
+    ran = next((results / "mylab").iterdir()) / "spec.yaml"
+    ran.write_text(ran.read_text().replace("name: figure5", "name: mylab"))
+    proc = sh("experiment.sh", str(mine), "plot", "--results", str(results))
+    assert proc.returncode == 0, proc.stderr
+    assert (next((results / "mylab").iterdir()) / "mylab.png").is_file()
+    usage = sh("experiment.sh", "--help")
+    assert usage.returncode == 0 and "FILE.yaml" in usage.stdout
+    missing = sh("experiment.sh", str(tmp_path / "nope.yaml"), "all")
+    assert missing.returncode == 2 and "nope.yaml: no such file" in missing.stderr
