@@ -333,6 +333,18 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
 
 
+def cmd_export(args) -> int:
+    from . import export
+    from .results import RunDir
+
+    if args.format != "csv":
+        raise SpecError(f"--format {args.format}: only csv is written")
+    runs = [RunDir.open(Path(d)) for d in args.runs]
+    for path in export.export(runs, Path(args.out)):
+        print(path)
+    return 0
+
+
 def cmd_format_doc(args) -> int:
     from . import format_doc
 
@@ -409,6 +421,13 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
     cal.set_defaults(func=cmd_calibrate)
+    exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
+                        "series in long format (numbers in SI units)")
+    exporting.add_argument("runs", nargs="+", metavar="RUN", help="results directories (results/NAME/STAMP)")
+    exporting.add_argument("--format", default="csv", help="csv (the only one)")
+    exporting.add_argument("--out", default="export", help="directory for points.csv, flows.csv, series.csv "
+                           "(default: %(default)s)")
+    exporting.set_defaults(func=cmd_export)
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(func=cmd_format_doc)
     command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
