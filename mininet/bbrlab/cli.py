@@ -345,6 +345,19 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from . import compare, plots
+    from .results import RunDir
+
+    a, b = RunDir.open(Path(args.a)), RunDir.open(Path(args.b))
+    metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
+    print("\n".join(compare.table(a, b, metrics)))
+    pairs = compare.matched(a, b)[0]
+    if pairs:
+        print(f"figure: {plots.overlay(a, b, pairs, Path(args.out))}")
+    return 0
+
+
 def cmd_format_doc(args) -> int:
     from . import format_doc
 
@@ -428,6 +441,14 @@ def parser() -> argparse.ArgumentParser:
     exporting.add_argument("--out", default="export", help="directory for points.csv, flows.csv, series.csv "
                            "(default: %(default)s)")
     exporting.set_defaults(func=cmd_export)
+    comparing = command("compare", help="two runs side by side: metric deltas per matching point, and "
+                        "an overlay figure of their RTT and goodput")
+    comparing.add_argument("a", metavar="A", help="results directory of the first run")
+    comparing.add_argument("b", metavar="B", help="results directory of the second run")
+    comparing.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
+                           "goodput, utilization, RTT p50/p95, queue, retransmits, fairness, link busy)")
+    comparing.add_argument("--out", default="compare.png", help="the overlay figure (default: %(default)s)")
+    comparing.set_defaults(func=cmd_compare)
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(func=cmd_format_doc)
     command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)

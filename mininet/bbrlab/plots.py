@@ -412,3 +412,40 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | No
     path = rundir.path / f"{name or exp.name}.png"
     write_atomic(path, buffer.getvalue())
     return path
+
+
+def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) -> Path:
+    """Two runs' matched points on the same axes: RTT and goodput over time, A solid and B
+    dashed, one colour per point; the legend below the axes, never over the data."""
+    import io
+
+    plt = _pyplot()
+    fig, (rtt, tput) = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
+    cmap = plt.get_cmap("tab10")
+    for i, (ra, rb) in enumerate(pairs[:10]):
+        name = claims_mod.point_name(ra)
+        for run, rec, ls, tag in ((a, ra, "-", "A"), (b, rb, "--", "B")):
+            series = run.series(rec["id"])
+            for pts in series.get("rtt", {}).values():
+                pts = [(t, v) for t, v in pts if t >= 0]
+                rtt.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), ls=ls, lw=1,
+                         label=f"{tag}: {name}")
+                break  # the first group's path: one line per point and run
+            total: dict[float, float] = {}
+            for flow in series.get("flows", {}).values():
+                for t, v in flow.get("throughput", []):
+                    total[round(t, 1)] = total.get(round(t, 1), 0.0) + v
+            times = sorted(total)
+            tput.plot(times, [total[t] for t in times], color=cmap(i % 10), ls=ls, lw=1)
+    rtt.set_ylabel("RTT (ms)")
+    tput.set_ylabel("goodput, all flows (Mbit/s)")
+    tput.set_xlabel("time since flow start (s)")
+    fig.suptitle(f"A (solid): {a.path.parent.name}/{a.path.name}    B (dashed): {b.path.parent.name}/{b.path.name}",
+                 fontsize=10)
+    fig.legend(*rtt.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
+    fig.subplots_adjust(bottom=0.08 + 0.025 * ((min(len(pairs), 10) * 2 + 1) // 2))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    write_atomic(path, buffer.getvalue())
+    return path

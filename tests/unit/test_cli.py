@@ -272,26 +272,11 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
     assert err.count("\n") == 1 and "no raw/ directory" in err and "Traceback" not in err
 
 
-def _step_run(tmp_path):
-    """A finished run of the step experiment from the captured BBR point (tests/fixtures),
-    summarized as the run summarized it: its own metrics.json, verdict.json and figure."""
-    import json
-    import shutil
+def _finished(rundir):
+    """RUNDIR summarized as the run summarized it: its own metrics.json, verdict.json, figure."""
+    from bbrlab import summary
 
-    from bbrlab import analysis, summary, topo
-    from bbrlab.results import RunDir, write_json
-
-    exp = spec.load(REPO / "experiments" / "step.yaml")
-    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
-    rundir = RunDir.create(tmp_path / "results", "step")
-    (rundir.path / "spec.yaml").write_text(exp.source)
-    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
-    folder = rundir.points_dir / point.id
-    shutil.copytree(REPO / "tests" / "fixtures" / "step-bbr", folder)
-    t = json.loads((folder / "point.json").read_text())["timings"]
-    series, mets = analysis.analyze(point, topo.build_plan(point), folder, t["t0"], t["launches"], t["end"])
-    write_json(folder / "series.json", series)
-    write_json(folder / "metrics.json", mets)
+    exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")
     summary.finish(rundir, exp)
     return exp, rundir
 
@@ -310,10 +295,10 @@ def _stored(rundir) -> dict:
     return {name: (rundir.path / name).read_bytes() for name in ("verdict.json", "metrics.json", "spec.yaml")}
 
 
-def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monkeypatch, tmp_path):
+def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monkeypatch, tmp_path, step_run):
     from bbrlab.results import read_json
 
-    _, rundir = _step_run(tmp_path)
+    _, rundir = _finished(step_run(tmp_path / "results"))
     capsys.readouterr()
     before = _stored(rundir)
     assert read_json(rundir.path / "verdict.json")["verdict"] == "inconclusive"  # the link fell short
@@ -334,18 +319,18 @@ def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monk
     assert _stored(rundir) == before
 
 
-def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path):
-    _, rundir = _step_run(tmp_path)
+def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path, step_run):
+    _, rundir = _finished(step_run(tmp_path / "results"))
     before = _stored(rundir)
     code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
     assert code == 0 and "analyzed 1 points again" in err and "re-judged (points analyzed again" in err
     assert _stored(rundir) == before and (rundir.path / "verdict-rejudged.json").is_file()
 
 
-def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path):
+def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path, step_run):
     from bbrlab import report
 
-    _, rundir = _step_run(tmp_path)
+    _, rundir = _finished(step_run(tmp_path / "results"))
     before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
     monkeypatch.setitem(sys.modules, "bbrlab.runner", types.ModuleType("bbrlab.runner"))  # runs nothing here
@@ -366,10 +351,10 @@ def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
     assert (f"claim check says '{word}'" in capsys.readouterr().err) == (code != 0)
 
 
-def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path):
+def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path, step_run):
     from bbrlab import report
 
-    exp, rundir = _step_run(tmp_path)
+    exp, rundir = _finished(step_run(tmp_path / "results"))
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
     assert run_cli(capsys, "plot", str(rundir.path))[0] == 0
     text = report.write(tmp_path / "results", [exp]).read_text()

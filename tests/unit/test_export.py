@@ -1,36 +1,14 @@
 """bbrlab export: tidy CSV tables of a run that pandas reads in one call each, in SI units."""
 
 import json
-import shutil
-from pathlib import Path
 
+import pandas  # Debian: python3-pandas (vm/vm.sh deps --test-tools)
 import pytest
 
-from bbrlab import analysis, cli, export, spec, topo
-from bbrlab.results import RunDir, write_json
-
-pandas = pytest.importorskip("pandas")  # Debian: python3-pandas (vm/vm.sh deps --test-tools)
-
-REPO = Path(__file__).resolve().parents[2]
+from bbrlab import cli, export
 
 
-def step_run(root: Path) -> RunDir:
-    """A run of the step experiment holding the captured BBR point (tests/fixtures)."""
-    exp = spec.load(REPO / "experiments" / "step.yaml")
-    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
-    rundir = RunDir.create(root, "step")
-    (rundir.path / "spec.yaml").write_text(exp.source)
-    write_json(rundir.path / "run.json", {"status": "complete"})
-    folder = rundir.points_dir / point.id
-    shutil.copytree(REPO / "tests" / "fixtures" / "step-bbr", folder)
-    t = json.loads((folder / "point.json").read_text())["timings"]
-    series, mets = analysis.analyze(point, topo.build_plan(point), folder, t["t0"], t["launches"], t["end"])
-    write_json(folder / "series.json", series)
-    write_json(folder / "metrics.json", mets)
-    return rundir
-
-
-def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path):
+def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path, step_run):
     run = step_run(tmp_path / "results")
     out = tmp_path / "tables"
     assert cli.main(["export", str(run.path), "--format", "csv", "--out", str(out)]) == 0
@@ -55,7 +33,7 @@ def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path):
     assert set(rtt["unit"]) == {"s"} and 0.03 < rtt["value"].median() < 1.0
 
 
-def test_export_of_something_that_is_not_a_run_is_one_line(capsys, tmp_path):
+def test_export_of_something_that_is_not_a_run_is_one_line(capsys, tmp_path, step_run):
     assert cli.main(["export", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"bbrlab: {tmp_path}: not a bbrlab results directory (no run.json)\n"
     run = step_run(tmp_path / "results")
