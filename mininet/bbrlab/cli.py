@@ -1,4 +1,5 @@
-"""bbrlab's command line: list, run, plot, preflight, clean.
+"""bbrlab's command line: list, run, plot, suite, report, calibrate, export, compare,
+format-doc, preflight, clean.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -84,12 +85,17 @@ def repetitions(exp: spec.Experiment) -> str:
 
 
 def cmd_list(args) -> int:
+    from .estimate import measured_overhead
+
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
             exp = spec.load(path)
             secs = sum(p.duration for p in exp.points)
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
-            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{repetitions(exp)}  {exp.title}")
+            cost = measured_overhead(Path(args.results), exp.name)
+            wall = f" (~{(secs + cost[0] * len(exp.points)) / 60:.0f} min wall)" if cost else ""
+            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{wall}{repetitions(exp)}  "
+                  f"{exp.title}")
         except SpecError as exc:
             print(f"{path.stem:16s} INVALID: {exc}")
     return 0
@@ -105,6 +111,9 @@ def cmd_run(args) -> int:
         chosen = f" ({len(subset)} chosen by --only)" if only else ""
         print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
+        from .estimate import lines
+
+        print("\n".join(lines(exp, subset, Path(args.results))))
         seen = set()
         for point in subset:
             plan = build_plan(point)

@@ -377,3 +377,25 @@ def test_plot_finds_the_runs_of_a_file_of_ones_own_by_its_name(capsys, tmp_path)
     mine.write_text((REPO / "experiments" / "figure6.yaml").read_text().replace("name: figure6", "name: mylab"))
     code, _, err = run_cli(capsys, "plot", "--results", str(tmp_path), "--experiment", str(mine))
     assert code == 2 and err == f"bbrlab: no results for mylab under {tmp_path} (run it first)\n"
+
+
+def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys, tmp_path, step_run):
+    from bbrlab.results import write_json
+
+    root = tmp_path / "results"
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
+    assert "2 point(s), 1.0 min of flows; wall time: not measured on this machine yet" in out
+    assert f"results: a new run directory under {root / 'step'}" in out
+    run = step_run(root)
+    write_json(run.path / "verdict.json", {"verdict": "reproduced", "points": {"finished": 1, "total": 2},
+                                           "overhead": {"wall_seconds": 130.0, "configured_flow_seconds": 30.0}})
+    identity = spec.load(REPO / "experiments" / "step.yaml").identity
+    write_json(run.path / "run.json", {"status": "incomplete", "spec_hash": identity})
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
+    assert (f"2 point(s), 1.0 min of flows; wall time: about 4.3 min (100 s per point beyond its flows, "
+            f"as measured in step/{run.path.name})") in out
+    assert f"results: resumes {run.path} (1 points done there)" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "figure5", "--dry-run", "--only", "cc=bbr")
+    assert "3 point(s), 1.5 min of flows; wall time: about 6.5 min" in out  # another experiment's cost
+    code, out, _ = run_cli(capsys, "--results", str(root), "list")
+    assert "step               2 points,    1.0 min of flows (~4 min wall)" in out
