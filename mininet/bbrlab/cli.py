@@ -266,6 +266,7 @@ def cmd_plot(args) -> int:
         if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
             name = spec.load(experiment_path(name)).name
         rundir = RunDir.latest(Path(args.results), name)
+    formats = _formats(args.format)
     ran, today = _judging_specs(rundir)
     reasons = []
     if args.reanalyze:
@@ -281,7 +282,7 @@ def cmd_plot(args) -> int:
         reasons.append("points analyzed again from their raw files")
     first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
     if first:
-        verdict = summary.finish(rundir, ran)
+        verdict = summary.finish(rundir, ran, formats)
     judge = ran
     if today is not None and today.source != ran.source:
         judge = today
@@ -289,10 +290,21 @@ def cmd_plot(args) -> int:
     if first and not reasons:
         return _strict_status(args, verdict)
     if reasons:
-        verdict = summary.rejudge(rundir, judge, "; ".join(reasons))
+        verdict = summary.rejudge(rundir, judge, "; ".join(reasons), formats)
     else:
-        verdict = summary.redraw(rundir, ran)
+        verdict = summary.redraw(rundir, ran, formats)
     return _strict_status(args, verdict)
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
+    from .plots import FORMATS
+
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    wrong = [f for f in formats if f not in FORMATS]
+    if wrong or not formats:
+        raise SpecError(f"--format {text}: give one or more of {', '.join(FORMATS)}, e.g. png,svg,pdf")
+    return formats
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
@@ -424,6 +436,8 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--experiment", default="figure5",
                       help="the latest run of this experiment (a name, or its YAML file; default: %(default)s)")
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
+    plot.add_argument("--format", default="png", help="the figure's formats, comma-separated: png, svg, pdf "
+                      "(default: %(default)s; the first is printed)")
     plot.add_argument("--reanalyze", action="store_true",
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")

@@ -392,9 +392,14 @@ KINDS = {
 }
 
 
-def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None) -> Path:
+FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
+
+
+def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None,
+         formats: tuple[str, ...] = ("png",)) -> Path:
     """Render the experiment's figure into the run directory (atomically) as NAME.png
-    (default: the experiment's name) and return its path."""
+    (default: the experiment's name), and as NAME.svg / NAME.pdf when FORMATS asks; return
+    the path of the first format."""
     import io
 
     plt = _pyplot()
@@ -406,12 +411,14 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | No
     fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    paths = []
+    for fmt in formats:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt)
+        paths.append(rundir.path / f"{name or exp.name}.{fmt}")
+        write_atomic(paths[-1], buffer.getvalue())
     plt.close(fig)
-    path = rundir.path / f"{name or exp.name}.png"
-    write_atomic(path, buffer.getvalue())
-    return path
+    return paths[0]
 
 
 def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) -> Path:

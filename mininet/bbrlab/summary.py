@@ -83,24 +83,24 @@ def _show(v: dict, figure: Path) -> dict:
     return v
 
 
-def finish(rundir: RunDir, exp: Experiment) -> dict:
+def finish(rundir: RunDir, exp: Experiment, formats: tuple[str, ...] = ("png",)) -> dict:
     """The run's own summary, written once when its points are done: metrics.json,
     verdict.json and the figure, from the results directory alone."""
     records, merged, v = _judge(rundir, exp)
     write_json(rundir.path / "metrics.json", _metrics(merged))
     write_json(rundir.path / "verdict.json", v)
-    return _show(v, plots.draw(exp, rundir, records, v))
+    return _show(v, plots.draw(exp, rundir, records, v, formats=formats))
 
 
-def redraw(rundir: RunDir, exp: Experiment) -> dict:
+def redraw(rundir: RunDir, exp: Experiment, formats: tuple[str, ...] = ("png",)) -> dict:
     """Draw the figure again from the run's own verdict.json, which stays as it is."""
     v = read_json(rundir.path / "verdict.json")
     for stale in rejudged_files(rundir, exp.name).values():  # judged as the run was: no other word stands
         stale.unlink(missing_ok=True)
-    return _show(v, plots.draw(exp, rundir, rundir.point_records(), v))
+    return _show(v, plots.draw(exp, rundir, rundir.point_records(), v, formats=formats))
 
 
-def rejudge(rundir: RunDir, exp: Experiment, why: str) -> dict:
+def rejudge(rundir: RunDir, exp: Experiment, why: str, formats: tuple[str, ...] = ("png",)) -> dict:
     """Judge RUNDIR again with EXP (today's claims, or points analyzed again) and draw it,
     beside the run's own summary: verdict.json and metrics.json stay as the run wrote them.
     WHY says what differs; it is recorded in the new verdict."""
@@ -112,7 +112,7 @@ def rejudge(rundir: RunDir, exp: Experiment, why: str) -> dict:
     write_atomic(files["spec"], exp.source)
     write_json(files["metrics"], _metrics(merged))
     write_json(files["verdict"], v)
-    figure = plots.draw(exp, rundir, records, v, name=exp.name + REJUDGED)
+    figure = plots.draw(exp, rundir, records, v, name=exp.name + REJUDGED, formats=formats)
     print(f"re-judged ({why}): {files['verdict'].name} and {figure.name} written beside the run's own "
           "verdict.json and metrics.json, which are kept as the run wrote them", file=sys.stderr)
     return _show(v, figure)

@@ -399,3 +399,13 @@ def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys,
     assert "3 point(s), 1.5 min of flows; wall time: about 6.5 min" in out  # another experiment's cost
     code, out, _ = run_cli(capsys, "--results", str(root), "list")
     assert "step               2 points,    1.0 min of flows (~4 min wall)" in out
+
+
+def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run):
+    run = step_run(tmp_path / "results")
+    code, out, _ = run_cli(capsys, "plot", str(run.path), "--format", "svg,pdf,png")
+    assert code == 0 and f"figure: {run.path / 'step.svg'}" in out
+    assert (run.path / "step.svg").read_text().lstrip().startswith("<?xml")
+    assert (run.path / "step.pdf").read_bytes().startswith(b"%PDF") and (run.path / "step.png").is_file()
+    code, _, err = run_cli(capsys, "plot", str(run.path), "--format", "jpeg")
+    assert code == 2 and err == "bbrlab: --format jpeg: give one or more of png, svg, pdf, e.g. png,svg,pdf\n"

@@ -53,7 +53,7 @@ def measured(monkeypatch):
     monkeypatch.setattr(runner, "run_point", lambda testbed, point, plan, folder: {
         "t0": 0.0, "launches": {}, "end": point.duration, "run_seconds": point.duration, "events": []})
     monkeypatch.setattr(analysis, "analyze", analyze)
-    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v: rundir.path / "auto.png")
+    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v, **how: rundir.path / "auto.png")
     return table, ran
 
 
