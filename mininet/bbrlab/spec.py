@@ -20,8 +20,12 @@ from typing import Any
 import yaml
 
 from . import units
+from .checks import check_keys as _check_keys
+from .checks import choice as _choice
+from .checks import count as _count
 from .errors import SpecError, did_you_mean
-from .metric_names import CLAIMABLE
+from .spec_claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
+from .spec_claims import parse as _claims
 
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
@@ -61,11 +65,6 @@ PLOT_KEYS = {"kind", "title"}
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
 AUTO_REPEAT = (3, 8)
-CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
-# What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them).
-CLAIM_FACTS = ("cc", "loss")
-# Sweep parameters a claim compares as numbers, with their unit parsers.
-NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration}
 
 
 @dataclass(frozen=True)
@@ -143,18 +142,6 @@ class Sampling:
 
 
 @dataclass(frozen=True)
-class Claim:
-    id: str
-    text: str
-    metric: str
-    where: dict
-    vs: dict | None
-    min: float | None
-    max: float | None
-    relative_to: str | None
-
-
-@dataclass(frozen=True)
 class Point:
     """One fully resolved run of an experiment (one grid point, one repetition)."""
 
@@ -217,29 +204,6 @@ class Experiment:
         return self.points + tuple(replace(p, repetition=rep) for p in self.points
                                    if p.repetition == self.repeat
                                    for rep in range(self.repeat + 1, self.repeat_max + 1))
-
-
-def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
-    if not isinstance(mapping, dict):
-        raise SpecError(f"{where}: expected a mapping, got {type(mapping).__name__}")
-    unknown = sorted(set(mapping) - allowed)
-    if unknown:
-        prefix = f"{where}." if where else ""
-        raise SpecError(f"{prefix}{unknown[0]}: unknown key{did_you_mean(unknown[0], allowed)} "
-                        f"(allowed here: {', '.join(sorted(allowed))})")
-    return mapping
-
-
-def _choice(value: Any, options: tuple, key: str) -> str:
-    if value not in options:
-        raise SpecError(f"{key}: {value!r} is not one of {', '.join(options)}{did_you_mean(value, options)}")
-    return value
-
-
-def _count(value: Any, key: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SpecError(f"{key}: expected a whole number >= {minimum}, got {value!r}")
-    return value
 
 
 def _repeat(value: Any) -> tuple[int, int]:
@@ -400,68 +364,6 @@ def _sysctls(raw: Any) -> dict:
             raise SpecError(f"sysctls.{name}: only per-namespace net.* sysctls can be set in hosts")
         merged[name] = " ".join(str(value).split())
     return merged
-
-
-def _metric(value: Any, key: str) -> str:
-    if value not in CLAIMABLE:
-        # the analysis names percentiles pN: a "median" means p50
-        usual = re.sub("median", "p50", re.sub("average|avg", "mean", str(value)))
-        raise SpecError(f"{key}: {value!r} is not a metric the analysis writes{did_you_mean(usual, CLAIMABLE)} "
-                        "(the list: docs/experiment-format.md)")
-    return value
-
-
-def _selection(value: Any, key: str, selectable: tuple) -> dict:
-    """A claim's `where` or `vs`: sweep axis (or cc, loss) -> a value, a list, or {min, max}."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SpecError(f"{key}: expected a mapping of parameter to value")
-    for name, want in value.items():
-        here = f"{key}.{name}"
-        if name not in selectable:
-            raise SpecError(f"{here}: not a sweep axis of this experiment{did_you_mean(name, selectable)} "
-                            f"(where and vs take: {', '.join(selectable)})")
-        parse = NUMERIC_PARAMS.get(name)
-        if isinstance(want, dict):
-            _check_keys(want, {"min", "max"}, here)
-            values = [(f"{here}.{b}", v) for b, v in want.items()]
-        else:
-            values = [(here, v) for v in (want if isinstance(want, list) else [want])]
-        for where, v in values:
-            if parse:
-                parse(v, where)
-    return dict(value)
-
-
-def _claims(raw: Any, selectable: tuple = CLAIM_FACTS) -> tuple[Claim, ...]:
-    """The claims, checked against what the analysis writes and what a point can be
-    selected on (SELECTABLE: the sweep axes, cc and loss): a typo fails here, not after a run."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise SpecError("claims: expected a list")
-    claims = []
-    for i, item in enumerate(raw):
-        key = f"claims.{i}"
-        item = _check_keys(item, CLAIM_KEYS, key)
-        for required in ("id", "text", "metric"):
-            if not isinstance(item.get(required), str):
-                raise SpecError(f"{key}.{required}: required text")
-        metric = _metric(item["metric"], f"{key}.metric")
-        relative_to = item.get("relative_to")
-        if relative_to is not None:
-            _metric(relative_to, f"{key}.relative_to")
-        bounds = {b: item.get(b) for b in ("min", "max")}
-        if all(v is None for v in bounds.values()):
-            raise SpecError(f"{key}: give min or max")
-        for b, v in bounds.items():
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise SpecError(f"{key}.{b}: expected a number, got {v!r}")
-        where = _selection(item.get("where"), f"{key}.where", selectable)
-        vs = _selection(item.get("vs"), f"{key}.vs", selectable) if item.get("vs") is not None else None
-        claims.append(Claim(item["id"], item["text"], metric, where, vs, bounds["min"], bounds["max"], relative_to))
-    return tuple(claims)
 
 
 def _axis_labels(raw: dict) -> list[str]:
