@@ -23,8 +23,8 @@ from collections import defaultdict
 from . import stats
 from .analysis import LINK_DELIVERY_MIN
 from .errors import SpecError
-from .spec import NUMERIC_PARAMS as _NUMERIC
-from .spec import Claim
+from .spec_claims import NUMERIC_PARAMS as _NUMERIC
+from .spec_claims import Claim
 
 
 def facts(record: dict) -> dict:
