@@ -284,6 +284,8 @@ def cmd_plot(args) -> int:
     if first:
         verdict = summary.finish(rundir, ran, formats)
     judge = ran
+    if not first and summary.stale(rundir, ran):
+        reasons.append("with the run's spec.yaml as edited since its verdict")
     if today is not None and today.source != ran.source:
         judge = today
         reasons.append(f"with today's {today.name}.yaml")

@@ -7,6 +7,7 @@ judging it again with other claims writes verdict-rejudged.json (and its figure)
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,18 @@ def current_verdict(rundir: RunDir, name: str) -> tuple[dict, bool]:
     return read_json(rundir.path / "verdict.json"), False
 
 
+def judged_with(exp: Experiment) -> str:
+    """The fingerprint of the spec a verdict was judged with (its claims, plot and title)."""
+    return hashlib.sha256(exp.source.encode()).hexdigest()[:16]
+
+
+def stale(rundir: RunDir, exp: Experiment) -> bool:
+    """Whether RUNDIR's own verdict.json was judged with another spec than EXP (its
+    spec.yaml edited by hand since); a verdict older than the fingerprint counts as EXP's."""
+    seen = read_json(rundir.path / "verdict.json").get("judged_with")
+    return seen is not None and seen != judged_with(exp)
+
+
 def _judge(rundir: RunDir, exp: Experiment) -> tuple[list[dict], list[dict], dict]:
     """(records, repetitions averaged, verdict) of RUNDIR's finished points judged by EXP."""
     records = rundir.point_records()
@@ -69,6 +82,7 @@ def _judge(rundir: RunDir, exp: Experiment) -> tuple[list[dict], list[dict], dic
     v["points"] = {"finished": len(records), "total": total}
     meta = metadata.read_run(rundir)
     v["overhead"] = metadata.overhead(meta, records)
+    v["judged_with"] = judged_with(exp)
     return records, merged, v
 
 

@@ -409,3 +409,19 @@ def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run)
     assert (run.path / "step.pdf").read_bytes().startswith(b"%PDF") and (run.path / "step.png").is_file()
     code, _, err = run_cli(capsys, "plot", str(run.path), "--format", "jpeg")
     assert code == 2 and err == "bbrlab: --format jpeg: give one or more of png, svg, pdf, e.g. png,svg,pdf\n"
+
+
+def test_a_hand_edited_spec_yaml_is_judged_beside_the_verdict_it_no_longer_matches(capsys, tmp_path, step_run):
+    from bbrlab.results import read_json
+
+    run = step_run(tmp_path / "results")
+    text = (run.path / "spec.yaml").read_text().replace("name: step\n", "name: step-lab\n")
+    (run.path / "spec.yaml").write_text(text)  # a run of its own: no experiments/ file judges it
+    assert run_cli(capsys, "plot", str(run.path))[0] == 0  # its first verdict
+    first = read_json(run.path / "verdict.json")
+    assert "where:\n    cc: bbr\n" in text
+    (run.path / "spec.yaml").write_text(text.replace("where:\n    cc: bbr\n", "where:\n    cc: cubic\n"))
+    code, _, err = run_cli(capsys, "plot", str(run.path), "--strict")
+    assert code == 3 and "re-judged (with the run's spec.yaml as edited since its verdict)" in err
+    assert read_json(run.path / "verdict.json") == first
+    assert read_json(run.path / "verdict-rejudged.json")["verdict"] == "not evaluated"
