@@ -1,4 +1,4 @@
-# Sourced by figure5.sh, its siblings and reproduce.sh: run a figure's action on this
+# Sourced by figure5.sh, its siblings, experiment.sh and reproduce.sh: run an action on this
 # machine when its kernel can emulate the testbed, otherwise inside the testbed VM.
 #
 #   dispatch EXPERIMENT "ACTIONS" "$@"      (EXPERIMENT "suite": every experiment)

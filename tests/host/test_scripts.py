@@ -132,3 +132,13 @@ def test_an_experiment_of_ones_own_dry_runs_and_plots_here(sh, results, tmp_path
     assert usage.returncode == 0 and "FILE.yaml" in usage.stdout
     missing = sh("experiment.sh", str(tmp_path / "nope.yaml"), "all")
     assert missing.returncode == 2 and "nope.yaml: no such file" in missing.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
+def test_host_side_actions_need_no_root(sh):
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/tmp"]
+    proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "--dry-run", "bbr"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "(3 chosen by --only)" in proc.stdout, proc.stderr
+    proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "all"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "run as root: sudo ./figure5.sh all" in proc.stderr
