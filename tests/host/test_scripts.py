@@ -135,7 +135,7 @@ def test_an_experiment_of_ones_own_dry_runs_and_plots_here(sh, results, tmp_path
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
-def test_host_side_actions_need_no_root(sh):
+def test_host_side_actions_need_no_root():
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/tmp"]
     proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "--dry-run", "bbr"], capture_output=True, text=True,
                           timeout=120)
