@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from . import claims as claims_mod
+from .legends import clear_legends
 from .errors import BbrlabError
 from .results import RunDir, write_atomic
 
@@ -146,7 +147,7 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     cdf.set_xlabel("RTT (ms)")
     cdf.set_ylabel("CDF")
     cdf.set_ylim(0, 1.01)
-    cdf.legend(loc="lower right", fontsize=8)
+    cdf.legend(loc="upper left", fontsize=8)  # a CDF leaves its upper left empty
     return fig
 
 
@@ -272,7 +273,7 @@ def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     return fig
 
 
@@ -395,13 +396,8 @@ KINDS = {
 FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
 
 
-def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None,
-         formats: tuple[str, ...] = ("png",)) -> Path:
-    """Render the experiment's figure into the run directory (atomically) as NAME.png
-    (default: the experiment's name), and as NAME.svg / NAME.pdf when FORMATS asks; return
-    the path of the first format."""
-    import io
-
+def figure(exp, rundir: RunDir, records: list[dict], verdict: dict):
+    """The experiment's figure (a matplotlib Figure): its kind's panels, title, verdict."""
     plt = _pyplot()
     if exp.plot_kind == "sweep_normalized":
         fig = sweep_normalized(plt, exp, rundir, records, untrusted_points(verdict))
@@ -411,6 +407,19 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | No
     fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
+    clear_legends(fig)
+    return fig
+
+
+def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None,
+         formats: tuple[str, ...] = ("png",)) -> Path:
+    """Render the experiment's figure into the run directory (atomically) as NAME.png
+    (default: the experiment's name), and as NAME.svg / NAME.pdf when FORMATS asks; return
+    the path of the first format."""
+    import io
+
+    plt = _pyplot()
+    fig = figure(exp, rundir, records, verdict)
     paths = []
     for fmt in formats:
         buffer = io.BytesIO()
