@@ -54,7 +54,7 @@ dispatch_host_actions="plot list report"
 # dispatch EXPERIMENT "ACTION ..." ARGS...: see the header.
 dispatch() {
     local experiment=$1 actions=$2; shift 2
-    local where=auto action="" opts=() run_opts=() results=() dry_run=0 arg
+    local where=auto action="" opts=() run_opts=() plot_opts=() results=() dry_run=0 arg
     while (($# > 0)); do
         arg=$1; shift
         case $arg in
@@ -66,6 +66,10 @@ dispatch() {
                 (($# > 0)) || dispatch_die "$arg needs ${arg#--}: KEY=VALUE"
                 run_opts+=("$arg" "$1"); shift ;;
             --set=* | --only=*) run_opts+=("$arg") ;;
+            --format)
+                (($# > 0)) || dispatch_die "--format needs png, svg and/or pdf"
+                plot_opts=(--format "$1"); shift ;;
+            --format=*) plot_opts=("$arg") ;;
             --results)
                 (($# > 0)) || dispatch_die "--results needs a directory"
                 results=(--results "$1"); shift ;;
@@ -85,6 +89,7 @@ dispatch() {
         ((${#run_opts[@]} == 0)) || dispatch_die "${run_opts[0]%%=*}: the suite runs every experiment as its file says (bbrlab suite takes no --set or --only); use a figure script or bbrlab run"
         ((dry_run == 0)) || dispatch_die "--dry-run: see each experiment's plan with ./bbrlab run NAME --dry-run"
     fi
+    [[ $action == plot ]] || ((${#plot_opts[@]} == 0)) || dispatch_die "--format is for the plot action"
     if ((host_side)) && ((${#run_opts[@]} + ${#opts[@]} + dry_run > 0)); then
         dispatch_die "'$action' takes no run options (--quick, --strict, --fresh, --set, --only, --dry-run)"
     fi
@@ -93,7 +98,7 @@ dispatch() {
     case $experiment:$action in
         *:list) args=("${results[@]}" list) ;;
         *:report) args=("${results[@]}" report) ;;
-        *:plot) args=("${results[@]}" plot --experiment "$experiment") ;;
+        *:plot) args=("${results[@]}" plot --experiment "$experiment" "${plot_opts[@]}") ;;
         suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
         *:all) args=("${results[@]}" run "$experiment" "${opts[@]}" "${run_opts[@]}") ;;
         *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}" "${run_opts[@]}") ;;
@@ -198,6 +203,9 @@ dispatch_usage() {
     fi
     if [[ -n ${dispatch_extra_options:-} ]]; then
         printf '%s\n' "$dispatch_extra_options"
+    fi
+    if [[ " $actions " == *" plot "* ]]; then
+        echo "  --format png,svg,pdf  plot: the figure's formats (default: png)"
     fi
     echo "  --local | --vm   run on this machine / in the testbed VM (default: this machine"
     echo "                   when its kernel has sch_netem, sch_fq, sch_htb and tcp_bbr)"

@@ -66,6 +66,8 @@ def test_figure5_plot_redraws_on_this_host_without_the_vm(sh, results):
     (run,) = (results / "figure5").iterdir()
     assert (run / "figure5.png").stat().st_size > 0 and (run / "verdict.json").is_file()
     assert f"figure: {run / 'figure5.png'}" in proc.stdout
+    proc = sh("figure5.sh", "plot", "--format", "png,svg", "--results", str(results))
+    assert proc.returncode == 0 and (run / "figure5.svg").is_file(), proc.stderr
 
 
 def test_figure5_report_and_list_run_here(sh, results, tmp_path):
@@ -100,6 +102,7 @@ def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
     ("reproduce.sh", ["plot"], "unknown action 'plot' (one of: all report list)"),
     ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"], "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
     ("figure5.sh", ["plot", "--quick"], "'plot' takes no run options"),
+    ("figure5.sh", ["--format", "svg", "all"], "--format is for the plot action"),
 ])
 def test_bad_input_is_refused_before_anything_starts(sh, script, args, message):
     proc = sh(script, *args)
