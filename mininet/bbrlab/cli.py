@@ -283,6 +283,7 @@ def cmd_plot(args) -> int:
     first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
     if first:
         verdict = summary.finish(rundir, ran, formats)
+        reasons = []  # that verdict already rests on the points as they are now
     judge = ran
     if not first and summary.stale(rundir, ran):
         reasons.append("with the run's spec.yaml as edited since its verdict")
