@@ -74,13 +74,13 @@ KEYS: dict[str, tuple[str, str, str]] = {
 }
 
 PLOT_KINDS = {
-    "rtt_timeseries": "RTT over time, one panel per point",
-    "throughput_timeseries": "each flow's throughput over time, with Jain's fairness index",
-    "loss_goodput": "goodput against random loss, one line per congestion control",
-    "sweep_normalized": "goodput / rate against loss, one panel per value of the other axis",
-    "rate_step": "throughput following the bottleneck's rate steps",
-    "link_fidelity": "what the bottleneck sent against its rate",
-    "buffer_rtt": "median RTT against the buffer, in BDPs",
+    "rtt_timeseries": "RTT over time of every point on one axis, and the RTT's CDF (figure 5)",
+    "throughput_timeseries": "each flow's throughput over time, Jain's fairness index below (figure 6)",
+    "loss_goodput": "goodput against random loss (log x) per congestion control, the ideal line (figure 8)",
+    "sweep_normalized": "goodput / rate against loss, one line per value of the other axis, per CC",
+    "rate_step": "delivered throughput against the bottleneck's configured rate steps, per CC",
+    "link_fidelity": "per configured rate, what the backlogged bottleneck sent against it",
+    "buffer_rtt": "median RTT (bar: p5-p95) against the buffer in BDPs, per CC",
 }
 
 VERDICTS = {
