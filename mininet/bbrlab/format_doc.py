@@ -49,7 +49,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "sampling.interval": ("time", "100ms", "ping and the bottleneck's queue"),
     "sampling.ss_interval": ("time", "500ms", "`ss -tin` per flow (cwnd, pacing rate, BBR's model)"),
     "sampling.iperf_interval": ("time, at least 100ms", "500ms", "iperf3's reports"),
-    "sampling.pcap": ("true or false", "false", "capture the senders' packet headers"),
+    "sampling.pcap": ("true or false", "false", "capture TCP headers at each receiver (tcpdump)"),
     "sampling.link_pcap": ("true or false", "false", "capture the frames leaving the bottleneck"),
     "sampling.startup": ("time", "2s", "left out of the steady-state metrics"),
     "repeat": ("whole number, `auto`, or `{min: N, max: M}`", "1",
