@@ -3,7 +3,8 @@
 # (100 Mbit/s, 10 ms, 1024-packet buffer; experiments/figure6.yaml).
 #
 #   sudo ./figure6.sh all      run, figure (per-flow throughput + Jain index), verdict
-#   sudo ./figure6.sh plot     redraw the latest run's figure and verdict
-#   sudo ./figure6.sh --help   all options (--quick, --strict, --set, --vm, --local)
+#   ./figure6.sh plot          redraw the latest run's figure and verdict (no VM, no root)
+#   ./figure6.sh --help        all actions and options (--quick, --strict, --set, --only,
+#                              --dry-run, --vm, --local)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch figure6 "all plot" "$@"
+dispatch figure6 "all plot list report" "$@"

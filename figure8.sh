@@ -5,7 +5,8 @@
 #   sudo ./figure8.sh all      every point (resumable: Ctrl-C and run again), figure, verdict
 #   sudo ./figure8.sh bbr      only BBR's points (then cubic: the same run)
 #   sudo ./figure8.sh cubic
-#   sudo ./figure8.sh plot     redraw the latest run's figure and verdict
-#   sudo ./figure8.sh --help   all options (--quick, --strict, --set, --vm, --local)
+#   ./figure8.sh plot          redraw the latest run's figure and verdict (no VM, no root)
+#   ./figure8.sh --help        all actions and options (--quick, --strict, --set, --only,
+#                              --dry-run, --vm, --local)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch figure8 "all bbr cubic plot" "$@"
+dispatch figure8 "all bbr cubic plot list report" "$@"

@@ -7,7 +7,8 @@
 #
 #   sudo ./reproduce.sh all            the paper's parameters (hours: see `bbrlab list`)
 #   sudo ./reproduce.sh --quick all    short flows and fewer points (minutes; CI)
-#   sudo ./reproduce.sh report         rewrite results/report.md from the latest runs
-#   sudo ./reproduce.sh --help         all options (--strict, --fresh, --vm, --local)
+#   ./reproduce.sh report              rewrite results/report.md from the latest runs (no VM)
+#   ./reproduce.sh --help              all actions and options (--quick, --strict, --fresh,
+#                                      --vm, --local, --results)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch suite "all report" "$@"
+dispatch suite "all report list" "$@"

@@ -74,7 +74,7 @@ lint() {
     yamllint --strict .
     ansible-lint -q
     flake8 mininet tests benchmarks
-    shellcheck -x figure*.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
+    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
     VAGRANT_CHECKPOINT_DISABLE=1 vagrant validate
 }
 

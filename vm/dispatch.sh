@@ -1,4 +1,4 @@
-# Sourced by figure5.sh, its siblings and reproduce.sh: run a figure's action on this
+# Sourced by figure5.sh, its siblings, experiment.sh and reproduce.sh: run an action on this
 # machine when its kernel can emulate the testbed, otherwise inside the testbed VM.
 #
 #   dispatch EXPERIMENT "ACTIONS" "$@"      (EXPERIMENT "suite": every experiment)
@@ -10,10 +10,14 @@
 #   --quick          the experiment's short profile
 #   --strict         exit 3 when a claim of the paper does not hold
 #   --fresh          start a new run instead of resuming an unfinished one
-#   --set KEY=VALUE  override a parameter (repeatable)
+#   --set KEY=VALUE  override a parameter (repeatable; not for the suite)
+#   --only AXIS=VALUE  run only these points of a sweep (repeatable; not for the suite)
+#   --dry-run        print the plan, run nothing (on this machine, not for the suite)
 #   --results DIR    results root (default: results/ in this checkout)
 # Without --local or --vm the kernel is probed: a kernel without sch_netem, sch_fq,
 # sch_htb or tcp_bbr (such as a CI machine's) sends the run to the VM, with a note.
+# plot, list, report and --dry-run measure nothing: they always run here, without root.
+# A script may set dispatch_extra_options (usage lines of its own options) before dispatch.
 
 # shellcheck shell=bash
 set -euo pipefail
@@ -43,20 +47,29 @@ kernel_lacks() {
     grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null || echo "tcp_bbr"
 }
 
+# Actions that read or describe results and specs: they need no kernel feature, no root
+# and no VM, so they always run on this machine (so does any action with --dry-run).
+dispatch_host_actions="plot list report"
+
 # dispatch EXPERIMENT "ACTION ..." ARGS...: see the header.
 dispatch() {
     local experiment=$1 actions=$2; shift 2
-    local where=auto action="" opts=() results=() arg
+    local where=auto action="" opts=() run_opts=() plot_opts=() results=() dry_run=0 arg
     while (($# > 0)); do
         arg=$1; shift
         case $arg in
             --local) where=local ;;
             --vm) where=vm ;;
             --quick | --strict | --fresh) opts+=("$arg") ;;
-            --set)
-                (($# > 0)) || dispatch_die "--set needs KEY=VALUE"
-                opts+=(--set "$1"); shift ;;
-            --set=*) opts+=("$arg") ;;
+            --dry-run) dry_run=1 ;;
+            --set | --only)
+                (($# > 0)) || dispatch_die "$arg needs ${arg#--}: KEY=VALUE"
+                run_opts+=("$arg" "$1"); shift ;;
+            --set=* | --only=*) run_opts+=("$arg") ;;
+            --format)
+                (($# > 0)) || dispatch_die "--format needs png, svg and/or pdf"
+                plot_opts=(--format "$1"); shift ;;
+            --format=*) plot_opts=("$arg") ;;
             --results)
                 (($# > 0)) || dispatch_die "--results needs a directory"
                 results=(--results "$1"); shift ;;
@@ -70,6 +83,33 @@ dispatch() {
         esac
     done
     [[ -n $action ]] || { dispatch_usage "$experiment" "$actions" >&2; exit 2; }
+    local host_side=0
+    [[ " $dispatch_host_actions " == *" $action "* ]] && host_side=1
+    if [[ $experiment == suite ]]; then
+        ((${#run_opts[@]} == 0)) || dispatch_die "${run_opts[0]%%=*}: the suite runs every experiment as its file says (bbrlab suite takes no --set or --only); use a figure script or bbrlab run"
+        ((dry_run == 0)) || dispatch_die "--dry-run: see each experiment's plan with ./bbrlab run NAME --dry-run"
+    fi
+    [[ $action == plot ]] || ((${#plot_opts[@]} == 0)) || dispatch_die "--format is for the plot action"
+    if ((host_side)) && ((${#run_opts[@]} + ${#opts[@]} + dry_run > 0)); then
+        dispatch_die "'$action' takes no run options (--quick, --strict, --fresh, --set, --only, --dry-run)"
+    fi
+
+    local args=() # the bbrlab command line for this action
+    case $experiment:$action in
+        *:list) args=("${results[@]}" list) ;;
+        *:report) args=("${results[@]}" report) ;;
+        *:plot) args=("${results[@]}" plot --experiment "$experiment" "${plot_opts[@]}") ;;
+        suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
+        *:all) args=("${results[@]}" run "$experiment" "${opts[@]}" "${run_opts[@]}") ;;
+        *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}" "${run_opts[@]}") ;;
+    esac
+    if ((dry_run)); then
+        args+=(--dry-run)
+        host_side=1
+    fi
+    if ((host_side)); then # nothing is measured: here, as any user
+        exec "$bbrlab_repo/bbrlab" "${args[@]}"
+    fi
     [[ $(id -u) -eq 0 ]] || dispatch_die "run as root: sudo ./${0##*/} $action (Mininet needs namespaces and qdiscs)"
 
     if [[ $where == auto ]]; then
@@ -85,44 +125,90 @@ dispatch() {
         fi
     fi
 
-    local args=() # the bbrlab command line for this action
-    case $experiment:$action in
-        suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
-        suite:report) args=("${results[@]}" report) ;;
-        *:all) args=("${results[@]}" run "$experiment" "${opts[@]}") ;;
-        *:plot) args=("${results[@]}" plot --experiment "$experiment") ;;
-        *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}") ;;
-    esac
-
     if [[ $where == local ]]; then
         exec "$bbrlab_repo/bbrlab" "${args[@]}"
     fi
     ((${#results[@]} == 0)) || dispatch_die "--results works with --local only (the VM's results are copied into results/)"
+    if [[ $experiment == /* ]]; then # a file of one's own: the guest sees this checkout as /vagrant
+        [[ $experiment == "$bbrlab_repo"/* ]] || dispatch_die "$experiment: the VM sees only this checkout; copy the file into $bbrlab_repo (e.g. experiments/)"
+        local i
+        for i in "${!args[@]}"; do
+            [[ ${args[$i]} != "$experiment" ]] || args[i]=${experiment#"$bbrlab_repo"/}
+        done
+    fi
     local vm="$bbrlab_repo/vm/vm.sh" rc=0
     "$vm" up
     "$vm" push # a run left unfinished in an earlier VM resumes in this one
-    "$vm" run ./bbrlab "${args[@]}" || rc=$?
+    # the guest's paths (/vagrant/results/...) printed as the host's, where pull copies them
+    "$vm" run ./bbrlab "${args[@]}" > >(dispatch_host_paths) 2> >(dispatch_host_paths >&2) || rc=$?
     "$vm" pull || rc=$((rc ? rc : 1))
     dispatch_note "results copied into $bbrlab_repo/results; the VM keeps running for the next run (vm/vm.sh destroy stops it)"
     return "$rc"
 }
 
+dispatch_host_paths() { sed -u "s#/vagrant/#$bbrlab_repo/#g"; }
+
+# What each action does, for the usage text.
+dispatch_action_help() {
+    local experiment=$1 action=$2
+    case $experiment:$action in
+        suite:all) echo "every experiment (shortest first, resumable), then results/report.md" ;;
+        *:all) echo "every point, then the figure and the verdict" ;;
+        *:plot) echo "redraw the latest run's figure (and verdict; today's claims judge beside it)" ;;
+        *:list) echo "the experiments, their points and minutes of flows" ;;
+        *:report) echo "write results/report.md from the latest run of every experiment" ;;
+        *) echo "only $action's points, into the same resumable run as 'all'" ;;
+    esac
+}
+
 dispatch_usage() {
-    local experiment=$1 actions=$2
-    cat <<EOF
-usage: sudo ./${0##*/} [options] ACTION     (ACTION: ${actions// /, })
-
-Runs the '$experiment' experiment (experiments/$experiment.yaml) and draws its figure with
-the paper's claims checked. 'all' runs every point; a congestion control name runs only
-its points into the same (resumable) run; 'plot' redraws the latest run's figure.
-
-options:
-  --quick          short flows (CI, first tries)
-  --strict         exit 3 when a claim of the paper does not hold
-  --fresh          start a new run instead of resuming an unfinished one
-  --set KEY=VALUE  override a parameter, e.g. --set rate=20Mbit --set buffer=10bdp
-  --local | --vm   run on this machine / in the testbed VM (default: this machine
-                   when its kernel has sch_netem, sch_fq, sch_htb and tcp_bbr)
-  --results DIR    results root (with --local; default: results/)
-EOF
+    local experiment=$1 actions=$2 action
+    if [[ $experiment == suite ]]; then
+        echo "usage: sudo ./${0##*/} [options] ACTION     (ACTION: ${actions// /, })"
+        echo
+        echo "Runs every experiment in experiments/ with the paper's claims checked, then writes"
+        echo "one page with every figure and verdict: results/report.md."
+    elif [[ $experiment == */* ]]; then
+        echo "usage: sudo ./${0##*/} FILE.yaml [options] ACTION     (ACTION: ${actions// /, })"
+        echo
+        echo "Runs the experiment in FILE.yaml (the format: docs/experiment-format.md) and draws its"
+        echo "figure with its claims checked; in the testbed VM, FILE must be in this checkout."
+    else
+        echo "usage: sudo ./${0##*/} [options] ACTION     (ACTION: ${actions// /, })"
+        echo
+        echo "Runs the '$experiment' experiment (experiments/$experiment.yaml) and draws its figure with"
+        echo "the paper's claims checked."
+    fi
+    echo
+    echo "actions:"
+    for action in $actions; do
+        printf '  %-8s %s\n' "$action" "$(dispatch_action_help "$experiment" "$action")"
+    done
+    local here=()
+    for action in $actions; do
+        [[ " $dispatch_host_actions " == *" $action "* ]] && here+=("$action")
+    done
+    local joined="${here[*]}"
+    echo "  (${joined// /, } run on this machine: no VM, no root)"
+    echo
+    echo "options:"
+    echo "  --quick          short flows (CI, first tries)"
+    echo "  --strict         exit 3 when a claim of the paper does not hold"
+    echo "  --fresh          start a new run instead of resuming an unfinished one"
+    if [[ $experiment != suite ]]; then
+        echo "  --set KEY=VALUE  override a parameter, e.g. --set rate=20Mbit --set buffer=10bdp"
+        echo "  --only AXIS=VALUE  run only these points of a sweep, e.g. --only loss=1% (repeatable)"
+        echo "  --dry-run        print the points, every tc command and the flow schedule; run nothing"
+        echo "                   (on this machine: no VM, no root)"
+    fi
+    if [[ -n ${dispatch_extra_options:-} ]]; then
+        printf '%s\n' "$dispatch_extra_options"
+    fi
+    if [[ " $actions " == *" plot "* ]]; then
+        echo "  --format png,svg,pdf  plot: the figure's formats (default: png)"
+    fi
+    echo "  --local | --vm   run on this machine / in the testbed VM (default: this machine"
+    echo "                   when its kernel has sch_netem, sch_fq, sch_htb and tcp_bbr)"
+    echo "  --results DIR    results root (here: every host-side action, or with --local;"
+    echo "                   default: results/)"
 }

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import classes, stats, units
+from . import classes, stats
 from .analysis import LINK_DELIVERY_MIN
 from .errors import SpecError
-from .spec import Claim
-
-# Parameters whose values are compared as numbers, with their unit parsers.
-_NUMERIC = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration}
+from .spec_claims import NUMERIC_PARAMS as _NUMERIC
+from .spec_claims import Claim
 
 
 def _bdps(value, key: str) -> float:

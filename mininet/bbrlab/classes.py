@@ -13,27 +13,12 @@ Pure: it reads the rows and series analysis has built, nothing else.
 from __future__ import annotations
 
 from . import metrics as m
+from .metric_names import CLASS_LISTS, CLASS_METRICS, CLASS_SELECTORS, RTT_PERCENTILES  # noqa: F401
 
-RTT_PERCENTILES = (50, 95, 99)
-
-# What this module adds to metrics.json and what a claim may read of a class, as
-# name -> (unit, meaning) (the format of the table of metric names a claim is checked against).
-METRICS = {
-    "groups": ("list", "per flow group: cc, rtt_ms and the class metrics below"),
-    "by_cc": ("list", "per congestion control: the class metrics below"),
-}
-CLASS_METRICS = {
-    "flows": ("count", "the class's flows"),
-    "goodput_mbps": ("Mbit/s", "the class's bytes over the whole run"),
-    "steady_goodput_mbps": ("Mbit/s", "the class's goodput after the startup period"),
-    "share": ("fraction", "the class's share of what every flow delivered after startup"),
-    "capacity_share": ("fraction", "the class's steady goodput / payload_capacity_mbps"),
-    "retransmits": ("count", "segments the class's senders retransmitted"),
-    **{f"srtt_p{q}_ms": ("ms", f"{q}th percentile of the class's smoothed RTT (ss) after startup")
-       for q in RTT_PERCENTILES},
-}
-# What a claim's `where` may name besides the sweep axes, cc and loss (claims._selects).
-SELECTORS = ("group", "buffer_bdp")
+# The tables of what this module writes and what a claim may read of a class live with
+# the other metric names (metric_names.py), which spec checks claims against.
+METRICS = CLASS_LISTS
+SELECTORS = CLASS_SELECTORS
 
 
 def _class(rows: list[dict], srtts: list[float], total_steady: float, capacity_mbps: float) -> dict:

@@ -1,4 +1,5 @@
-"""bbrlab's command line: list, run, plot, preflight, clean.
+"""bbrlab's command line: list, run, plot, suite, report, calibrate, export, compare,
+format-doc, preflight, clean.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 from . import spec
-from .errors import BbrlabError, SpecError
+from .errors import BbrlabError, SpecError, did_you_mean
 from .metadata import REPO
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -27,8 +28,8 @@ def experiment_path(name: str) -> Path:
         return candidate
     path = EXPERIMENTS / f"{name}.yaml"
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in EXPERIMENTS.glob("*.yaml")))
-        raise SpecError(f"unknown experiment {name!r} (known: {known})")
+        known = sorted(p.stem for p in EXPERIMENTS.glob("*.yaml"))
+        raise SpecError(f"unknown experiment {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})")
     return path
 
 
@@ -36,16 +37,37 @@ def _load(args) -> spec.Experiment:
     return spec.load(experiment_path(args.experiment), args.set or [], quick=args.quick)
 
 
-def select(exp: spec.Experiment, only: dict) -> list[spec.Point]:
-    """The points whose sweep parameters match ONLY ({axis label: value as written})."""
+def parse_only(texts: list[str]) -> dict[str, list[str]]:
+    """--only AXIS=VALUE options -> {axis label: [values as written]}; several values of one
+    axis are a union (--only loss=1% --only loss=10% keeps both)."""
+    only: dict[str, list[str]] = {}
+    for text in texts or []:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SpecError(f"--only {text}: expected AXIS=VALUE, e.g. --only cc=bbr")
+        values = only.setdefault(key.strip(), [])
+        if value.strip() not in values:
+            values.append(value.strip())
+    return only
+
+
+def select(exp: spec.Experiment, only: dict[str, list[str]]) -> list[spec.Point]:
+    """The points whose sweep parameters match ONLY ({axis label: values as written}):
+    any of an axis's values, on every axis named."""
     for key in only:
         if key not in exp.axes:
-            raise SpecError(f"--only {key}: not a sweep axis of {exp.name} (axes: {', '.join(exp.axes) or 'none'})")
-    chosen = [p for p in exp.points if all(str(p.params[k]) == str(v) for k, v in only.items())]
+            raise SpecError(f"--only {key}: not a sweep axis of {exp.name}{did_you_mean(key, exp.axes)} "
+                            f"(axes: {', '.join(exp.axes) or 'none'})")
+    chosen = [p for p in exp.points if all(str(p.params[k]) in vals for k, vals in only.items())]
     if not chosen:
         values = "; ".join(f"{k}: {', '.join(map(str, exp.axes[k]))}" for k in only)
-        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, v in only.items())}: "
+        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, vals in only.items() for v in vals)}: "
                         f"no point of {exp.name} matches (values: {values})")
+    for key, vals in only.items():
+        unmatched = [v for v in vals if v not in map(str, exp.axes[key])]
+        if unmatched:
+            raise SpecError(f"--only {key}={unmatched[0]}: not a value of {key} in {exp.name} "
+                            f"(values: {', '.join(map(str, exp.axes[key]))})")
     return chosen
 
 
@@ -63,12 +85,17 @@ def repetitions(exp: spec.Experiment) -> str:
 
 
 def cmd_list(args) -> int:
+    from .estimate import measured_overhead
+
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
             exp = spec.load(path)
             secs = sum(p.duration for p in exp.points)
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
-            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{repetitions(exp)}  {exp.title}")
+            cost = measured_overhead(Path(args.results), exp.name)
+            wall = f" (~{(secs + cost[0] * len(exp.points)) / 60:.0f} min wall)" if cost else ""
+            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{wall}{repetitions(exp)}  "
+                  f"{exp.title}")
         except SpecError as exc:
             print(f"{path.stem:16s} INVALID: {exc}")
     return 0
@@ -76,20 +103,25 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     exp = _load(args)
+    only = parse_only(args.only)
+    subset = select(exp, only) if only else list(exp.points)
     if args.dry_run:
         from .topo import build_plan, describe
 
-        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}; sweep axes: "
+        chosen = f" ({len(subset)} chosen by --only)" if only else ""
+        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
+        from .estimate import lines
+
+        print("\n".join(lines(exp, subset, Path(args.results))))
         seen = set()
-        for point in exp.points:
+        for point in subset:
             plan = build_plan(point)
             key = describe(plan)
             print(f"\n== point {point.id} ({point.duration:g} s of flows)")
             print(key if key not in seen else "   (same plan as above but for the values of the axes)")
             seen.add(key)
         return 0
-    subset = select(exp, dict(spec.parse_override(text) for text in args.only or []))
     _preflight(subset)
     from . import runner  # imports Mininet: only after preflight said it is there
 
@@ -97,7 +129,7 @@ def cmd_run(args) -> int:
     try:
         calibration = _calibration(args, subset)
         rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
-                                       cli=sys.argv[1:], subset=subset if args.only else None,
+                                       cli=sys.argv[1:], subset=subset if only else None,
                                        calibration=calibration)
     except runner.Interrupted as exc:
         print(f"bbrlab: {exc}", file=sys.stderr)
@@ -138,7 +170,8 @@ def cmd_suite(args) -> int:
         known = {e.name for e in exps}
         unknown = [n for n in args.experiments if n not in known]
         if unknown:
-            raise SpecError(f"unknown experiment(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise SpecError(f"unknown experiment(s) {', '.join(unknown)}{did_you_mean(unknown[0], known)} "
+                            f"(known: {', '.join(sorted(known))})")
         exps = [e for e in exps if e.name in args.experiments]
     points = [p for e in exps for p in e.points]
     _preflight(points)
@@ -170,10 +203,13 @@ def cmd_suite(args) -> int:
         if finished is not None:
             print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
                   file=sys.stderr)
-            rejudge = finished.adopt_spec(exp.source, exp.identity)  # claims, plot or title edited since
-            if rejudge or not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
-                summary.finish(finished, exp)  # its points are all there: judge and draw them again
-            verdicts[exp.name] = read_json(finished.path / "verdict.json")
+            ran, _ = _judging_specs(finished)
+            if not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
+                summary.finish(finished, ran)  # its points are all there: its own verdict and figure
+            rejudged = summary.rejudged_files(finished, exp.name)["spec"]
+            if exp.source != ran.source and not (rejudged.is_file() and rejudged.read_text() == exp.source):
+                summary.rejudge(finished, exp, f"with today's {exp.name}.yaml")  # claims, plot or title edited
+            verdicts[exp.name] = summary.current_verdict(finished, exp.name)[0]
             continue
         print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left[exp.name])} points, "
               f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
@@ -194,12 +230,14 @@ def cmd_suite(args) -> int:
         verdicts[exp.name] = read_json(rundir.path / "verdict.json")
     walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
     flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
-    out = report.write(root, suite_experiments())  # the whole suite: what has not run is named
+    # the whole suite: what has not run is named (nothing at all ran: no report)
+    out = report.write(root, suite_experiments()) if verdicts else None
     print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
           f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
     for name, v in verdicts.items():
         print(f"  {name:14s} {v['verdict']}")
-    print(f"report: {out}")
+    if out:
+        print(f"report: {out}")
     if failed:
         print(f"bbrlab: failed to run: {', '.join(failed)}", file=sys.stderr)
         return EXIT_ERROR
@@ -224,26 +262,59 @@ def cmd_plot(args) -> int:
     if args.dir:
         rundir = RunDir.open(Path(args.dir))
     else:
-        rundir = RunDir.latest(Path(args.results), args.experiment)
-    exp = _judging_spec(rundir)
+        name = args.experiment
+        if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
+            name = spec.load(experiment_path(name)).name
+        rundir = RunDir.latest(Path(args.results), name)
+    formats = _formats(args.format)
+    ran, today = _judging_specs(rundir)
+    reasons = []
     if args.reanalyze:
         from . import analysis, metadata
         from .results import write_json
 
-        count = analysis.reanalyze(rundir, exp)
+        count = analysis.reanalyze(rundir, ran)
         meta = metadata.read_run(rundir)
         meta.setdefault("reanalyzed", []).append({"at": time.time(), "git": metadata.git_revision(),
                                                   "points": count})
         write_json(rundir.path / "run.json", meta)
         print(f"analyzed {count} points again from their raw files", file=sys.stderr)
-    verdict = summary.finish(rundir, exp)
+        reasons.append("points analyzed again from their raw files")
+    first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
+    if first:
+        verdict = summary.finish(rundir, ran, formats)
+        reasons = []  # that verdict already rests on the points as they are now
+    judge = ran
+    if not first and summary.stale(rundir, ran):
+        reasons.append("with the run's spec.yaml as edited since its verdict")
+    if today is not None and today.source != ran.source:
+        judge = today
+        reasons.append(f"with today's {today.name}.yaml")
+    if first and not reasons:
+        return _strict_status(args, verdict)
+    if reasons:
+        verdict = summary.rejudge(rundir, judge, "; ".join(reasons), formats)
+    else:
+        verdict = summary.redraw(rundir, ran, formats)
     return _strict_status(args, verdict)
 
 
-def _judging_spec(rundir) -> spec.Experiment:
-    """The spec to judge and draw RUNDIR with: today's experiment file (or its quick profile)
-    when it measures what the run measured, so edited claims, plot or title reach an old
-    run; else the run's own spec.yaml (a --set run, or a file changed since)."""
+def _formats(text: str) -> tuple[str, ...]:
+    """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
+    from .plots import FORMATS
+
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    wrong = [f for f in formats if f not in FORMATS]
+    if wrong or not formats:
+        raise SpecError(f"--format {text}: give one or more of {', '.join(FORMATS)}, e.g. png,svg,pdf")
+    return formats
+
+
+def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
+    """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file or its quick
+    profile when that measures what the run measured, else None: a --set run, or a file
+    changed since). Today's claims, plot or title then judge the run again, beside its own
+    verdict (summary.rejudge); the run's spec.yaml and verdict.json stay as they are."""
     ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
     path = EXPERIMENTS / f"{ran.name}.yaml"
     for quick in (False, True):
@@ -252,11 +323,8 @@ def _judging_spec(rundir) -> spec.Experiment:
         except SpecError:  # no such file, or one that no longer parses
             break
         if today.identity == ran.identity:
-            if rundir.adopt_spec(today.source, today.identity):
-                print(f"judged with today's {path.name} (the run's earlier spec is kept in run.json)",
-                      file=sys.stderr)
-            return today
-    return ran
+            return ran, today
+    return ran, None
 
 
 def _strict_status(args, verdict: dict) -> int:
@@ -289,6 +357,38 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
 
 
+def cmd_export(args) -> int:
+    from . import export
+    from .results import RunDir
+
+    if args.format != "csv":
+        raise SpecError(f"--format {args.format}: only csv is written")
+    runs = [RunDir.open(Path(d)) for d in args.runs]
+    for path in export.export(runs, Path(args.out)):
+        print(path)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from . import compare, plots
+    from .results import RunDir
+
+    a, b = RunDir.open(Path(args.a)), RunDir.open(Path(args.b))
+    metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
+    print("\n".join(compare.table(a, b, metrics)))
+    pairs = compare.matched(a, b)[0]
+    if pairs:
+        print(f"figure: {plots.overlay(a, b, pairs, Path(args.out))}")
+    return 0
+
+
+def cmd_format_doc(args) -> int:
+    from . import format_doc
+
+    sys.stdout.write(format_doc.render())
+    return 0
+
+
 def cmd_preflight(args) -> int:
     from . import preflight
 
@@ -310,46 +410,75 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bbrlab", description="Reproducible TCP congestion control experiments "
                                 "on Mininet (BBR paper figures and follow-ups).")
     p.add_argument("--results", default=str(REPO / "results"), help="results root (default: %(default)s)")
+    # --results is also taken after the subcommand (bbrlab plot --results DIR); given
+    # there, it wins; not given, the one before the subcommand (or the default) stands
+    results = argparse.ArgumentParser(add_help=False)
+    results.add_argument("--results", default=argparse.SUPPRESS, help="results root (default: results/)")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the experiments").set_defaults(func=cmd_list)
-    run = sub.add_parser("run", help="run an experiment (all its sweep points)")
+
+    def command(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[results], **kwargs)
+
+    command("list", help="list the experiments").set_defaults(func=cmd_list)
+    run = command("run", help="run an experiment (all its sweep points)")
     run.add_argument("experiment", help="name in experiments/ or path to a YAML file")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="override a parameter, e.g. rate=20Mbit, cc=bbr, loss='[1%%,10%%]' (repeatable)")
     run.add_argument("--only", action="append", metavar="AXIS=VALUE",
-                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable); "
-                     "the run stays resumable for the other points")
+                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable: values of one "
+                     "axis add up, axes narrow); --dry-run shows just those; the run stays resumable "
+                     "for the other points")
     run.add_argument("--quick", action="store_true", help="the experiment's short profile (CI, first tries)")
     run.add_argument("--dry-run", action="store_true", help="print topology, tc setup and flow schedule; run nothing")
     run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
     run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
     run.set_defaults(func=cmd_run)
-    plot = sub.add_parser("plot", help="redraw figure and verdict from a results directory")
+    plot = command("plot", help="redraw figure and verdict from a results directory")
     plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
-    plot.add_argument("--experiment", default="figure5")
+    plot.add_argument("--experiment", default="figure5",
+                      help="the latest run of this experiment (a name, or its YAML file; default: %(default)s)")
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
+    plot.add_argument("--format", default="png", help="the figure's formats, comma-separated: png, svg, pdf "
+                      "(default: %(default)s; the first is printed)")
     plot.add_argument("--reanalyze", action="store_true",
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")
     plot.set_defaults(func=cmd_plot)
-    suite = sub.add_parser("suite", help="run every experiment (resumable), then write the report")
+    suite = command("suite", help="run every experiment (resumable), then write the report")
     suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
     suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
     suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
     suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
     suite.set_defaults(func=cmd_suite)
-    rep = sub.add_parser("report", help="write the one-page report from the latest run of each experiment")
+    rep = command("report", help="write the one-page report from the latest run of each experiment")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(func=cmd_report)
-    cal = sub.add_parser("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
-                         "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
+    cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
+                  "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
     cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
     cal.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
     cal.set_defaults(func=cmd_calibrate)
-    sub.add_parser("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
-    sub.add_parser("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
+    exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
+                        "series in long format (numbers in SI units)")
+    exporting.add_argument("runs", nargs="+", metavar="RUN", help="results directories (results/NAME/STAMP)")
+    exporting.add_argument("--format", default="csv", help="csv (the only one)")
+    exporting.add_argument("--out", default="export", help="directory for points.csv, flows.csv, series.csv "
+                           "(default: %(default)s)")
+    exporting.set_defaults(func=cmd_export)
+    comparing = command("compare", help="two runs side by side: metric deltas per matching point, and "
+                        "an overlay figure of their RTT and goodput")
+    comparing.add_argument("a", metavar="A", help="results directory of the first run")
+    comparing.add_argument("b", metavar="B", help="results directory of the second run")
+    comparing.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
+                           "goodput, utilization, RTT p50/p95, queue, retransmits, fairness, link busy)")
+    comparing.add_argument("--out", default="compare.png", help="the overlay figure (default: %(default)s)")
+    comparing.set_defaults(func=cmd_compare)
+    command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
+            "from the code's own tables").set_defaults(func=cmd_format_doc)
+    command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
+    command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)
     return p
 

@@ -21,3 +21,11 @@ class TestbedError(BbrlabError):
     """Building, configuring or tearing down the emulated network failed."""
 
     __test__ = False  # not a pytest test class despite the name
+
+
+def did_you_mean(word: object, options) -> str:
+    """' (did you mean X?)' when WORD is a near miss of one of OPTIONS, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

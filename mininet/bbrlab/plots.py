@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import claims as claims_mod
 from . import references
+from .legends import clear_legends
 from .errors import BbrlabError
 from .results import RunDir, write_atomic
 
@@ -151,7 +152,7 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     cdf.set_xlabel("RTT (ms)")
     cdf.set_ylabel("CDF")
     cdf.set_ylim(0, 1.01)
-    cdf.legend(loc="lower right", fontsize=8)
+    cdf.legend(loc="upper left", fontsize=8)  # a CDF leaves its upper left empty
     return fig
 
 
@@ -279,7 +280,7 @@ def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     return fig
 
 
@@ -415,10 +416,11 @@ KINDS = {
 }
 
 
-def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
-    """Render the experiment's figure into the run directory (atomically) and return its path."""
-    import io
+FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
 
+
+def figure(exp, rundir: RunDir, records: list[dict], verdict: dict):
+    """The experiment's figure (a matplotlib Figure): its kind's panels, title, verdict."""
     plt = _pyplot()
     if exp.plot_kind == "sweep_normalized":
         fig = sweep_normalized(plt, exp, rundir, records, untrusted_points(verdict))
@@ -428,9 +430,61 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict) -> Path:
     fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
+    clear_legends(fig)
+    return fig
+
+
+def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | None = None,
+         formats: tuple[str, ...] = ("png",)) -> Path:
+    """Render the experiment's figure into the run directory (atomically) as NAME.png
+    (default: the experiment's name), and as NAME.svg / NAME.pdf when FORMATS asks; return
+    the path of the first format."""
+    import io
+
+    plt = _pyplot()
+    fig = figure(exp, rundir, records, verdict)
+    paths = []
+    for fmt in formats:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt)
+        paths.append(rundir.path / f"{name or exp.name}.{fmt}")
+        write_atomic(paths[-1], buffer.getvalue())
+    plt.close(fig)
+    return paths[0]
+
+
+def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) -> Path:
+    """Two runs' matched points on the same axes: RTT and goodput over time, A solid and B
+    dashed, one colour per point; the legend below the axes, never over the data."""
+    import io
+
+    plt = _pyplot()
+    fig, (rtt, tput) = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
+    cmap = plt.get_cmap("tab10")
+    for i, (ra, rb) in enumerate(pairs[:10]):
+        name = claims_mod.point_name(ra)
+        for run, rec, ls, tag in ((a, ra, "-", "A"), (b, rb, "--", "B")):
+            series = run.series(rec["id"])
+            for pts in series.get("rtt", {}).values():
+                pts = [(t, v) for t, v in pts if t >= 0]
+                rtt.plot([t for t, _ in pts], [v for _, v in pts], color=cmap(i % 10), ls=ls, lw=1,
+                         label=f"{tag}: {name}")
+                break  # the first group's path: one line per point and run
+            total: dict[float, float] = {}
+            for flow in series.get("flows", {}).values():
+                for t, v in flow.get("throughput", []):
+                    total[round(t, 1)] = total.get(round(t, 1), 0.0) + v
+            times = sorted(total)
+            tput.plot(times, [total[t] for t in times], color=cmap(i % 10), ls=ls, lw=1)
+    rtt.set_ylabel("RTT (ms)")
+    tput.set_ylabel("goodput, all flows (Mbit/s)")
+    tput.set_xlabel("time since flow start (s)")
+    fig.suptitle(f"A (solid): {a.path.parent.name}/{a.path.name}    B (dashed): {b.path.parent.name}/{b.path.name}",
+                 fontsize=10)
+    fig.legend(*rtt.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
+    fig.subplots_adjust(bottom=0.08 + 0.025 * ((min(len(pairs), 10) * 2 + 1) // 2))
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     plt.close(fig)
-    path = rundir.path / f"{exp.name}.png"
     write_atomic(path, buffer.getvalue())
     return path

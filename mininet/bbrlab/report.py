@@ -11,7 +11,8 @@ import os
 import time
 from pathlib import Path
 
-from . import claims, metadata, references, report_field
+from . import claims, metadata, references, report_field, summary
+from .errors import BbrlabError
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
 
@@ -103,11 +104,15 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              "", "```", *claims.verdict_lines(verdict, why=False), "```"]
     if verdict.get("why"):
         lines += ["", f"Why {verdict['verdict']}: " + "; ".join(verdict["why"]) + "."]
+    today, rejudged = summary.current_verdict(rundir, exp.name)
+    if rejudged:  # the run's own word above, as it wrote it; today's claims' word here
+        lines += ["", f"Re-judged since ({today['rejudged']['why']}; verdict-rejudged.json):", "",
+                  "```", *claims.verdict_lines(today, why=False), "```"]
     lines += _reference_table(exp, records)
     lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
-    row = {"name": exp.name, "verdict": verdict["verdict"],
+    row = {"name": exp.name, "verdict": today["verdict"] + (" (re-judged)" if rejudged else ""),
            "points": len(records) if len(records) >= total else f"{len(records)} of {total}",
            "ratio": over.get("ratio"), "wall": over.get("wall_seconds")}
     return lines + [""], row
@@ -128,7 +133,8 @@ def _calibration_line(cal: dict | None) -> str:
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None) -> Path:
-    """Write the suite's report under ROOT (default ROOT/report.md) and return its path."""
+    """Write the suite's report under ROOT (default ROOT/report.md) and return its path;
+    an error, and no file, when ROOT holds no finished run."""
     out = out or root / "report.md"
     sections, rows, missing = [], [], []
     for exp in experiments:
@@ -141,6 +147,9 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None) ->
         lines, row = section(ran, rundir, out.parent, exp.notes)  # today's notes on any run
         sections += lines
         rows.append(row)
+    if not rows:  # an empty "reproduced" page would say what nobody measured
+        raise BbrlabError(f"{root}: no finished run of any experiment to report on "
+                          "(run one first, e.g. bbrlab run figure5, or give --results DIR)")
     head = ["# bbrlab: the BBR paper's figures, reproduced", "",
             f"Written {time.strftime('%Y-%m-%d %H:%M:%S %z')} from the latest run of each experiment under "
             f"`{root}`.", "",

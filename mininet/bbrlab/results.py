@@ -2,12 +2,14 @@
 
     results/<experiment>/<YYYYmmdd-HHMMSS>/
         spec.yaml          the experiment after --quick/--set: what ran, and the claims
-                           that judge it (an edited file's, once adopted; see adopt_spec)
+                           that judge it (while it runs, an edited file's; see adopt_spec)
         run.json           provenance, status, timings, overhead; versioned
         points/<point-id>/ one finished point: point.json, metrics.json, series.json, raw/
         metrics.json       every point's metrics, repetitions averaged
         verdict.json       claims with their numbers
         <experiment>.png   the figure
+        *-rejudged.*       judged again later (today's claims, or points analyzed again):
+                           verdict, metrics, spec and figure beside the run's own (summary.py)
 
 Every file is written to a temporary name and renamed; a point is built in a hidden
 directory and renamed into place only when complete, so a crash or Ctrl-C can lose the

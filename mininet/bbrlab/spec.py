@@ -20,7 +20,12 @@ from typing import Any
 import yaml
 
 from . import traces, units
-from .errors import SpecError
+from .checks import check_keys as _check_keys
+from .checks import choice as _choice
+from .checks import count as _count
+from .errors import SpecError, did_you_mean
+from .spec_claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
+from .spec_claims import parse as _claims
 
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
@@ -61,7 +66,6 @@ PLOT_KEYS = {"kind", "title"}
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
 AUTO_REPEAT = (3, 8)
-CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
 
 
 @dataclass(frozen=True)
@@ -143,18 +147,6 @@ class Sampling:
 
 
 @dataclass(frozen=True)
-class Claim:
-    id: str
-    text: str
-    metric: str
-    where: dict
-    vs: dict | None
-    min: float | None
-    max: float | None
-    relative_to: str | None
-
-
-@dataclass(frozen=True)
 class Point:
     """One fully resolved run of an experiment (one grid point, one repetition)."""
 
@@ -219,28 +211,6 @@ class Experiment:
                                    for rep in range(self.repeat + 1, self.repeat_max + 1))
 
 
-def _check_keys(mapping: Any, allowed: set, where: str) -> dict:
-    if not isinstance(mapping, dict):
-        raise SpecError(f"{where}: expected a mapping, got {type(mapping).__name__}")
-    unknown = sorted(set(mapping) - allowed)
-    if unknown:
-        prefix = f"{where}." if where else ""
-        raise SpecError(f"{prefix}{unknown[0]}: unknown key (allowed here: {', '.join(sorted(allowed))})")
-    return mapping
-
-
-def _choice(value: Any, options: tuple, key: str) -> str:
-    if value not in options:
-        raise SpecError(f"{key}: {value!r} is not one of {', '.join(options)}")
-    return value
-
-
-def _count(value: Any, key: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SpecError(f"{key}: expected a whole number >= {minimum}, got {value!r}")
-    return value
-
-
 def _repeat(value: Any) -> tuple[int, int]:
     """`repeat`: a whole number (that many runs of every grid point), `auto`, or
     {min: N, max: M}: N runs, and up to M where a claim cannot be decided. (planned, most)"""
@@ -258,19 +228,25 @@ def _repeat(value: Any) -> tuple[int, int]:
     return value, value
 
 
+BUFFER_UNITS = "pkt, bdp, or bytes like 5000B/64KB"
+
+
 def _buffer(value: Any, key: str) -> Buffer:
-    text = str(value).strip().lower().replace(" ", "")
-    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text)
+    text = str(value).strip().replace(" ", "")
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text, flags=re.IGNORECASE)
     if match:
-        number, unit = float(match.group(1)), match.group(2)
+        number, unit = float(match.group(1)), match.group(2).lower()
         unit = "bdp" if unit == "bdp" else "pkt"
         if number <= 0 or (unit == "pkt" and number != int(number)):
             raise SpecError(f"{key}: buffer must be a positive packet count or BDP multiple, got {value!r}")
         return Buffer(number, unit)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):
+        raise SpecError(f"{key}: {text} needs a unit ({BUFFER_UNITS})")
     try:
         return Buffer(float(units.size(value, key)), "bytes")
     except SpecError:
-        raise SpecError(f"{key}: cannot read buffer {value!r} (examples: '175pkt', '5bdp', '256KB')") from None
+        raise SpecError(f"{key}: cannot read buffer {value!r} ({BUFFER_UNITS}; e.g. '175pkt', '5bdp', "
+                        "'256KB')") from None
 
 
 def _is_time(value: Any) -> bool:
@@ -297,6 +273,18 @@ def _trace(raw: dict):
         raise SpecError(f"link.trace: {exc}") from None
 
 
+def _burst(value: Any) -> tuple[int | None, float | None]:
+    """link.burst: 'auto', a size ('64KB') or a time at the rate ('2ms') -> (bytes, seconds)."""
+    if value == "auto":
+        return None, None
+    if _is_time(value):
+        return None, units.duration(value, "link.burst", allow_zero=False)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", str(value).strip()):
+        raise SpecError(f"link.burst: {value} needs a unit (bytes like {value}B/64KB, or a time at the rate "
+                        "like 2ms, or auto)")
+    return units.size(value, "link.burst"), None
+
+
 def _link(raw: Any) -> Link:
     raw = _check_keys(raw, LINK_KEYS, "link")
     for required in ("rate", "rtt", "buffer"):
@@ -315,16 +303,17 @@ def _link(raw: Any) -> Link:
         steps.append(RateChange(units.duration(change.get("at"), f"link.changes.{i}.at"),
                                 units.rate(change.get("rate"), f"link.changes.{i}.rate")))
     burst = raw.get("burst", "auto")
+    burst_bytes, burst_time = _burst(burst)
     link = Link(
         rate=units.rate(raw["rate"], "link.rate") if "rate" in raw else trace.average_bps,
         rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
         buffer=_buffer(raw["buffer"], "link.buffer"),
-        loss=units.fraction(raw.get("loss", 0), "link.loss"),
+        loss=units.fraction(raw.get("loss", "0%"), "link.loss"),
         loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
         jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
         forward_share=float(share),
-        burst=None if burst == "auto" or _is_time(burst) else units.size(burst, "link.burst"),
-        burst_time=units.duration(burst, "link.burst", allow_zero=False) if _is_time(burst) else None,
+        burst=burst_bytes,
+        burst_time=burst_time,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
         shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
         trace=trace.path if trace else None,
@@ -404,30 +393,10 @@ def _sysctls(raw: Any) -> dict:
     return merged
 
 
-def _claims(raw: Any) -> tuple[Claim, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise SpecError("claims: expected a list")
-    claims = []
-    for i, item in enumerate(raw):
-        key = f"claims.{i}"
-        item = _check_keys(item, CLAIM_KEYS, key)
-        for required in ("id", "text", "metric"):
-            if not isinstance(item.get(required), str):
-                raise SpecError(f"{key}.{required}: required text")
-        bounds = {b: item.get(b) for b in ("min", "max")}
-        if all(v is None for v in bounds.values()):
-            raise SpecError(f"{key}: give min or max")
-        for b, v in bounds.items():
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise SpecError(f"{key}.{b}: expected a number, got {v!r}")
-        for sel in ("where", "vs"):
-            if item.get(sel) is not None and not isinstance(item[sel], dict):
-                raise SpecError(f"{key}.{sel}: expected a mapping of parameter to value")
-        claims.append(Claim(item["id"], item["text"], item["metric"], item.get("where") or {},
-                            item.get("vs"), bounds["min"], bounds["max"], item.get("relative_to")))
-    return tuple(claims)
+def _axis_labels(raw: dict) -> list[str]:
+    """The labels the sweep axes of RAW get (as claims' `where` names them); no checks."""
+    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list)]
+    return list(_labels(paths).values())
 
 
 # ---------------------------------------------------------------- overrides and sweeps
@@ -454,7 +423,9 @@ def resolve_key(raw: dict, key: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise SpecError(f"--set {key}: unknown key (examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
+        leaves = sorted({p.rsplit(".", 1)[-1] for p in _leaf_paths(raw)})
+        raise SpecError(f"--set {key}: unknown key{did_you_mean(key, leaves)} "
+                        "(examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
     raise SpecError(f"--set {key}: ambiguous, say one of {', '.join(matches)}")
 
 
@@ -575,6 +546,8 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
     raw = copy.deepcopy(raw)
     _check_keys(raw, TOP_KEYS, "")
+    # a claim may select on an axis of the file even where --set or --quick fixed its value
+    file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
     if quick:
         profile = raw.get("quick") or {}
         if not isinstance(profile, dict):
@@ -603,6 +576,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
 
     axes = _axes(raw)
     labels = _labels(list(axes))
+    axes_labels = list(labels.values())
     points = []
     for combo in itertools.product(*axes.values()):
         concrete = copy.deepcopy(raw)
@@ -626,7 +600,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         points=tuple(points),
         plot_kind=plot_kind,
         plot_title=plot.get("title"),
-        claims=_claims(raw.get("claims")),
+        claims=_claims(raw.get("claims"), tuple(dict.fromkeys([*CLAIM_FACTS, *axes_labels, *file_axes]))),
         reference=raw.get("reference") or {},
         repeat=repeat,
         seed=seed,

@@ -12,23 +12,11 @@ from typing import Sequence
 
 from . import metrics as m
 from .errors import ParseError
+from .metric_names import TRACE_METRICS
 from .traces import Schedule
 
 SETTLE = 1.0  # seconds after the first flow's start not judged (the first updates, startup)
-# What a trace point adds to metrics.json, name -> (unit, meaning).
-METRICS = {
-    "trace_mbps": ("Mbit/s", "the trace's average rate (as scaled by link.rate)"),
-    "trace_offered_mbps": ("Mbit/s", "what the schedule offered while the bottleneck was sampled"),
-    "link_delivered_mbps": ("Mbit/s", "what the bottleneck sent over the same samples"),
-    "trace_delivery": ("ratio", "link_delivered_mbps / trace_offered_mbps"),
-    "trace_backlogged_delivery": ("ratio", "sent / offered over the samples with packets waiting"),
-    "trace_backlogged_s": ("s", "how long the bottleneck had packets waiting"),
-    "schedule_updates": ("count", "rate updates written"),
-    "schedule_skipped": ("count", "updates passed over by a late wake-up (the newest applied)"),
-    "schedule_late_p50_ms": ("ms", "median lateness of the updates written"),
-    "schedule_late_p99_ms": ("ms", "99th percentile lateness of the updates written"),
-    "schedule_late_max_ms": ("ms", "the latest update"),
-}
+METRICS = TRACE_METRICS  # what a trace point adds to metrics.json (metric_names.py)
 
 
 def parse_log(text: str) -> list[tuple[int, float, float, int]]:

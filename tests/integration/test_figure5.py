@@ -148,5 +148,5 @@ def test_plot_redraws_from_the_results_alone(run, tmp_path):
                             timeout=120)
     assert strict.returncode == 3, strict.stderr
     # (not reproduced; or inconclusive when a TCG guest's link fell below its rate at CUBIC's point)
-    said = read_json(lab / "verdict.json")["verdict"]
+    said = read_json(lab / "verdict-rejudged.json")["verdict"]  # judged beside the run's own verdict.json
     assert said in ("not reproduced", "inconclusive") and f"--strict: claim check says '{said}'" in strict.stderr

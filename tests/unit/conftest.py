@@ -1,9 +1,13 @@
 """Offline unit tests: where Mininet is not installed, the two names links.py takes from
-it are stood in for by empty classes, so the testbed's modules import on any host."""
+it are stood in for by empty classes, so the testbed's modules import on any host; and
+`step_run`, a results directory made from a captured point."""
 
 import importlib.machinery
+import os
 import sys
 import types
+
+import pytest
 
 try:  # the real Mininet, when this host has it
     import mininet.link  # noqa: F401
@@ -20,11 +24,6 @@ except ImportError:  # else the two names links.py takes from it (the repository
         package.__spec__ = importlib.machinery.ModuleSpec("mininet", None, is_package=True)
         package.__path__ = []
         sys.modules["mininet"] = package
-
-
-import os  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -46,3 +45,33 @@ def synthetic_traces(tmp_path_factory):
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture
+def step_run():
+    """Make a run of the step experiment holding the captured BBR point (tests/fixtures/
+    step-bbr), analyzed as the run would: make(ROOT) -> RunDir, without a verdict yet."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from bbrlab import analysis, spec, topo
+    from bbrlab.results import RunDir, write_json
+
+    repo = Path(__file__).resolve().parents[2]
+
+    def make(root: Path) -> RunDir:
+        exp = spec.load(repo / "experiments" / "step.yaml")
+        (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
+        rundir = RunDir.create(root, "step")
+        (rundir.path / "spec.yaml").write_text(exp.source)
+        write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
+        folder = rundir.points_dir / point.id
+        shutil.copytree(repo / "tests" / "fixtures" / "step-bbr", folder)
+        t = json.loads((folder / "point.json").read_text())["timings"]
+        series, mets = analysis.analyze(point, topo.build_plan(point), folder, t["t0"], t["launches"], t["end"])
+        write_json(folder / "series.json", series)
+        write_json(folder / "metrics.json", mets)
+        return rundir
+
+    return make

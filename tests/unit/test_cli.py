@@ -1,13 +1,13 @@
 """The command line's contract with users: bad input gets one clear message naming the
 problem and exit status 2, never a traceback; --dry-run shows the plan and runs nothing."""
 
-import copy
 import subprocess
 import sys
 import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bbrlab import cli, spec
 
@@ -37,6 +37,39 @@ def test_bad_override_is_one_line_naming_the_key(capsys, override, names):
     assert len(err.strip().splitlines()) == 1
 
 
+# The issue's silent misreadings: each is refused with one line naming the key and the fix.
+UNITLESS = [
+    ("loss=0.5", "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
+    ("buffer=5000", "link.buffer: 5000 needs a unit (pkt, bdp, or bytes like 5000B/64KB)"),
+    ("rate=20mbps", "link.rate: 20mbps needs a rate unit (tc reads mbps as megabytes per second): "
+     "write bit, kbit, Mbit, Gbit, e.g. 20Mbit"),
+    ("rate=20MBps", "link.rate: 20MBps needs a rate unit"),
+    ("rate=20MB/s", "link.rate: 20MB/s needs a rate unit"),
+    ("rate=10", "link.rate: 10 needs a unit: did you mean 10Mbit?"),
+    ("rtt=40", "link.rtt: 40 needs a unit: did you mean 40ms?"),
+    ("jitter=0", "link.jitter: 0 needs a unit: did you mean 0ms?"),
+    ("duration=30", "flows.0.duration: 30 needs a unit: did you mean 30ms?"),
+]
+
+
+@pytest.mark.parametrize("override, message", UNITLESS)
+def test_a_unitless_or_ambiguous_override_is_refused_with_the_fix(capsys, override, message):
+    code, out, err = run_cli(capsys, "run", "figure5", "--dry-run", "--set", override)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("override, message", UNITLESS)
+def test_a_unitless_value_in_a_file_is_refused_like_one_in_set(capsys, tmp_path, override, message):
+    raw = spec.load_raw(REPO / "experiments" / "figure5.yaml")
+    key, value = spec.parse_override(override)
+    spec.set_path(raw, spec.resolve_key(raw, key), value)
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    code, _, err = run_cli(capsys, "run", str(path), "--dry-run")
+    assert code == 2 and err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
+
+
 def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
     text = (REPO / "experiments" / "figure5.yaml").read_text().replace("pacing: internal", "pacing: internal\npaceing: fq")
     bad = tmp_path / "typo.yaml"
@@ -44,6 +77,54 @@ def test_unknown_key_in_an_experiment_file_is_named(capsys, tmp_path):
     code, _, err = run_cli(capsys, "run", str(bad), "--dry-run")
     assert code == 2
     assert "paceing: unknown key" in err
+
+
+def _figure5_with(tmp_path, old, new):
+    text = (REPO / "experiments" / "figure5.yaml").read_text()
+    assert old in text
+    path = tmp_path / "mine.yaml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("metric: rtt_p50_ms", "metric: rtt_median_ms",
+     "claims.1.metric: 'rtt_median_ms' is not a metric the analysis writes (did you mean rtt_p50_ms?)"),
+    ("where: {cc: cubic}", "where: {ccs: cubic}",
+     "claims.0.where.ccs: not a sweep axis of this experiment (did you mean cc?) "
+     "(where and vs take: cc, loss, group, buffer_bdp)"),
+    ("vs: {cc: cubic}", "vs: {buffer: 5bdp}", "claims.1.vs.buffer: not a sweep axis of this experiment"),
+    ("relative_to: full_buffer_rtt_ms", "relative_to: base_rtt",
+     "claims.0.relative_to: 'base_rtt' is not a metric the analysis writes (did you mean base_rtt_ms?)"),
+    ("pacing: internal", "paceing: internal", "paceing: unknown key (did you mean pacing?)"),
+    ("kind: rtt_timeseries", "kind: rtt_timeserie", "plot.kind: 'rtt_timeserie' is not one of"),
+])
+def test_a_claim_or_key_typo_is_refused_when_the_file_is_loaded(capsys, tmp_path, old, new, message):
+    code, out, err = run_cli(capsys, "run", str(_figure5_with(tmp_path, old, new)), "--dry-run")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"bbrlab: {message}") and len(err.strip().splitlines()) == 1
+
+
+def test_a_claim_selects_on_a_file_axis_even_when_set_fixes_it(capsys):
+    code, _, err = run_cli(capsys, "run", "figure5-buffers", "--dry-run", "--set", "buffer=5bdp")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--set", "cc=bbr")
+    assert code == 0, err
+
+
+def test_a_where_value_is_read_with_its_unit_when_loaded(capsys, tmp_path):
+    path = _figure5_with(tmp_path, "where: {cc: cubic}", "where: {cc: cubic, loss: 0.01}")
+    code, _, err = run_cli(capsys, "run", str(path), "--dry-run")
+    assert code == 2 and err.startswith("bbrlab: claims.0.where.loss: 0.01 needs a unit: did you mean 0.01%?")
+
+
+def test_near_miss_names_get_a_suggestion(capsys):
+    code, _, err = run_cli(capsys, "run", "figure55", "--dry-run")
+    assert code == 2 and "unknown experiment 'figure55' (did you mean figure5?)" in err
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "buffr=5bdp")
+    assert code == 2 and "--set buffr: unknown key (did you mean buffer?)" in err
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "ccs=bbr")
+    assert code == 2 and "--only ccs: not a sweep axis of figure5 (did you mean cc?)" in err
 
 
 def test_unknown_experiment_lists_the_known_ones(capsys):
@@ -60,6 +141,34 @@ def test_only_must_name_an_axis_value(capsys, only, message):
     code, _, err = run_cli(capsys, "run", "figure5", "--only", only)
     assert code == 2
     assert message in err
+
+
+@pytest.mark.parametrize("only", ["cc", "cc=", "=bbr"])
+def test_only_without_a_value_gets_its_own_message(capsys, only):
+    code, out, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", only)
+    assert (code, out) == (2, "")
+    assert err == f"bbrlab: --only {only}: expected AXIS=VALUE, e.g. --only cc=bbr\n"
+
+
+def test_dry_run_honours_only(capsys):
+    code, _, err = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "cc=reno")
+    assert code == 2 and "no point of figure5 matches" in err
+    code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--only", "cc=bbr")
+    assert code == 0 and "(3 chosen by --only)" in out
+    points = [line for line in out.splitlines() if line.startswith("== point ")]
+    assert len(points) == 3 and all("cc=bbr," in line for line in points)
+
+
+def test_several_only_values_of_one_axis_are_a_union(capsys):
+    code, out, _ = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "loss=10%")
+    assert code == 0
+    points = [line.split()[2] for line in out.splitlines() if line.startswith("== point ")]
+    assert sorted(points) == sorted(["loss=10%,cc=bbr,rep1", "loss=10%,cc=cubic,rep1",
+                                     "loss=1%,cc=bbr,rep1", "loss=1%,cc=cubic,rep1"])
+    code, out, _ = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "cc=bbr")
+    assert [line.split()[2] for line in out.splitlines() if line.startswith("== point ")] == ["loss=1%,cc=bbr,rep1"]
+    code, _, err = run_cli(capsys, "run", "figure8", "--dry-run", "--only", "loss=1%", "--only", "loss=3%")
+    assert code == 2 and "--only loss=3%: not a value of loss in figure8" in err
 
 
 def test_dry_run_prints_the_plan_and_touches_nothing(capsys, tmp_path):
@@ -164,71 +273,75 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
     assert err.count("\n") == 1 and "no raw/ directory" in err and "Traceback" not in err
 
 
-def _run_with_spec(tmp_path, raw: dict, status: str = "complete"):
-    from bbrlab.results import RunDir, write_json
-
-    exp = spec.build(raw, default_name="figure5")
-    rundir = RunDir.create(tmp_path, exp.name)
-    (rundir.path / "spec.yaml").write_text(exp.source)
-    write_json(rundir.path / "run.json", {"status": status, "spec_hash": exp.identity})
-    for point in exp.points:
-        write_json(rundir.points_dir / point.id / "metrics.json", {})
-    return rundir
-
-
-def _judged(monkeypatch) -> list:
-    """Stand in for summary.finish: record the spec a run is judged with."""
+def _finished(rundir):
+    """RUNDIR summarized as the run summarized it: its own metrics.json, verdict.json, figure."""
     from bbrlab import summary
-    from bbrlab.results import write_json
 
-    seen = []
-
-    def finish(rundir, exp):
-        seen.append(exp)
-        (rundir.path / f"{exp.name}.png").write_bytes(b"")
-        write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "claims": [],
-                                                  "overhead": {"wall_seconds": 1, "configured_flow_seconds": 1}})
-        return {"verdict": "reproduced"}
-
-    monkeypatch.setattr(summary, "finish", finish)
-    return seen
+    exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")
+    summary.finish(rundir, exp)
+    return exp, rundir
 
 
-def test_plot_judges_an_old_run_with_todays_claims_when_it_measured_the_same(capsys, monkeypatch, tmp_path):
-    today = spec.load(REPO / "experiments" / "figure5.yaml")
-    yesterday = {**today.raw, "claims": today.raw["claims"][:1], "title": "yesterday's title"}
-    rundir = _run_with_spec(tmp_path, yesterday)
-    seen = _judged(monkeypatch)
-    code, _, err = run_cli(capsys, "plot", str(rundir.path))
-    assert code == 0 and "judged with today's figure5.yaml" in err
-    assert seen[-1].source == today.source == (rundir.path / "spec.yaml").read_text()
-    assert len(seen[-1].claims) == len(today.claims) > 1
-    # A --set run measured something today's file does not describe: its own spec judges it.
-    faster = copy.deepcopy(yesterday)
-    spec.set_path(faster, "link.rate", "20Mbit")
-    overridden = _run_with_spec(tmp_path, faster)
-    code, _, err = run_cli(capsys, "plot", str(overridden.path))
-    assert code == 0 and "judged with" not in err and seen[-1].title == "yesterday's title"
-    own = _run_with_spec(tmp_path, {**yesterday, "name": "a-lab-of-its-own"})  # no such file in experiments/
-    code, _, err = run_cli(capsys, "plot", str(own.path))
-    assert code == 0 and "judged with" not in err and seen[-1].name == "a-lab-of-its-own"
+def _todays_experiments(tmp_path, monkeypatch, old: str, new: str):
+    """experiments/ as it might be tomorrow: step.yaml with OLD replaced by NEW."""
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    text = (REPO / "experiments" / "step.yaml").read_text()
+    assert old in text
+    (folder / "step.yaml").write_text(text.replace(old, new))
+    monkeypatch.setattr(cli, "EXPERIMENTS", folder)
 
 
-def test_a_suite_judges_a_finished_run_again_when_its_claims_changed(capsys, monkeypatch, tmp_path):
+def _stored(rundir) -> dict:
+    return {name: (rundir.path / name).read_bytes() for name in ("verdict.json", "metrics.json", "spec.yaml")}
+
+
+def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monkeypatch, tmp_path, step_run):
+    from bbrlab.results import read_json
+
+    _, rundir = _finished(step_run(tmp_path / "results"))
+    capsys.readouterr()
+    before = _stored(rundir)
+    assert read_json(rundir.path / "verdict.json")["verdict"] == "inconclusive"  # the link fell short
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))  # today's file is the run's: only redrawn
+    assert code == 0 and "inconclusive" in out and "re-judged" not in err
+    assert _stored(rundir) == before and not (rundir.path / "verdict-rejudged.json").exists()
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")  # another claim today
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))
+    assert code == 0 and _stored(rundir) == before
+    assert "re-judged (with today's step.yaml): verdict-rejudged.json and step-rejudged.png" in err
+    rejudged = read_json(rundir.path / "verdict-rejudged.json")
+    assert rejudged["verdict"] == "not evaluated" and rejudged["rejudged"]["original"] == {"verdict": "inconclusive"}
+    assert (rundir.path / "step-rejudged.png").stat().st_size > 0 and "points so far): not evaluated" in out
+    assert "cc: cubic" in (rundir.path / "spec-rejudged.yaml").read_text()
+    monkeypatch.setattr(cli, "EXPERIMENTS", REPO / "experiments")  # the claim as it was: the run's word stands
+    code, out, err = run_cli(capsys, "plot", str(rundir.path))
+    assert "inconclusive" in out and not (rundir.path / "verdict-rejudged.json").exists()
+    assert _stored(rundir) == before
+
+
+def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path, step_run):
+    _, rundir = _finished(step_run(tmp_path / "results"))
+    before = _stored(rundir)
+    code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
+    assert code == 0 and "analyzed 1 points again" in err and "re-judged (points analyzed again" in err
+    assert _stored(rundir) == before and (rundir.path / "verdict-rejudged.json").is_file()
+
+
+def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path, step_run):
     from bbrlab import report
 
-    today = spec.load(REPO / "experiments" / "figure5.yaml")
-    yesterday = {**today.raw, "claims": today.raw["claims"][:1]}
-    rundir = _run_with_spec(tmp_path, yesterday)
-    seen = _judged(monkeypatch)
+    _, rundir = _finished(step_run(tmp_path / "results"))
+    before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
     monkeypatch.setitem(sys.modules, "bbrlab.runner", types.ModuleType("bbrlab.runner"))  # runs nothing here
     monkeypatch.setattr(report, "write", lambda root, exps, out=None: root / "report.md")
-    code, out, err = run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
-    assert code == 0 and "figure5: done" in err
-    assert [e.source for e in seen] == [today.source] == [(rundir.path / "spec.yaml").read_text()]
-    run_cli(capsys, "--results", str(tmp_path), "suite", "figure5")
-    assert len(seen) == 1  # judged by today's claims already: not again
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
+    code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
+    assert code == 0 and "step: done" in err and "re-judged (with today's step.yaml)" in err
+    assert "step           not evaluated" in out and _stored(rundir) == before
+    code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
+    assert "re-judged" not in err and "step           not evaluated" in out  # judged by today's claims already
 
 
 @pytest.mark.parametrize(("word", "code"), [("reproduced", 0), ("inconclusive", 3), ("not reproduced", 3),
@@ -237,3 +350,79 @@ def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
     assert cli._strict_status(types.SimpleNamespace(strict=True), {"verdict": word}) == code
     assert cli._strict_status(types.SimpleNamespace(strict=False), {"verdict": word}) == 0
     assert (f"claim check says '{word}'" in capsys.readouterr().err) == (code != 0)
+
+
+def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path, step_run):
+    from bbrlab import report
+
+    exp, rundir = _finished(step_run(tmp_path / "results"))
+    _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
+    assert run_cli(capsys, "plot", str(rundir.path))[0] == 0
+    text = report.write(tmp_path / "results", [exp]).read_text()
+    assert "| step | not evaluated (re-judged) |" in text
+    assert "verdict (1 of 2 points so far): inconclusive" in text
+    assert "Re-judged since (with today's step.yaml; verdict-rejudged.json):" in text
+
+
+def test_results_is_taken_after_the_subcommand_too(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "plot", "--results", str(tmp_path / "b"))
+    assert code == 2 and err == f"bbrlab: no results for figure5 under {tmp_path / 'b'} (run it first)\n"
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "a"), "plot", "--results", str(tmp_path / "b"))
+    assert f"under {tmp_path / 'b'} " in err
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "a"), "report")
+    assert code == 2 and str(tmp_path / "a") in err
+
+
+def test_plot_finds_the_runs_of_a_file_of_ones_own_by_its_name(capsys, tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((REPO / "experiments" / "figure6.yaml").read_text().replace("name: figure6", "name: mylab"))
+    code, _, err = run_cli(capsys, "plot", "--results", str(tmp_path), "--experiment", str(mine))
+    assert code == 2 and err == f"bbrlab: no results for mylab under {tmp_path} (run it first)\n"
+
+
+def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys, tmp_path, step_run):
+    from bbrlab.results import write_json
+
+    root = tmp_path / "results"
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
+    assert "2 point(s), 1.0 min of flows; wall time: not measured on this machine yet" in out
+    assert f"results: a new run directory under {root / 'step'}" in out
+    run = step_run(root)
+    write_json(run.path / "verdict.json", {"verdict": "reproduced", "points": {"finished": 1, "total": 2},
+                                           "overhead": {"wall_seconds": 130.0, "configured_flow_seconds": 30.0}})
+    identity = spec.load(REPO / "experiments" / "step.yaml").identity
+    write_json(run.path / "run.json", {"status": "incomplete", "spec_hash": identity})
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
+    assert (f"2 point(s), 1.0 min of flows; wall time: about 4.3 min (100 s per point beyond its flows, "
+            f"as measured in step/{run.path.name})") in out
+    assert f"results: resumes {run.path} (1 points done there)" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "run", "figure5", "--dry-run", "--only", "cc=bbr")
+    assert "3 point(s), 1.5 min of flows; wall time: about 6.5 min" in out  # another experiment's cost
+    code, out, _ = run_cli(capsys, "--results", str(root), "list")
+    assert "step               2 points,    1.0 min of flows (~4 min wall)" in out
+
+
+def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run):
+    run = step_run(tmp_path / "results")
+    code, out, _ = run_cli(capsys, "plot", str(run.path), "--format", "svg,pdf,png")
+    assert code == 0 and f"figure: {run.path / 'step.svg'}" in out
+    assert (run.path / "step.svg").read_text().lstrip().startswith("<?xml")
+    assert (run.path / "step.pdf").read_bytes().startswith(b"%PDF") and (run.path / "step.png").is_file()
+    code, _, err = run_cli(capsys, "plot", str(run.path), "--format", "jpeg")
+    assert code == 2 and err == "bbrlab: --format jpeg: give one or more of png, svg, pdf, e.g. png,svg,pdf\n"
+
+
+def test_a_hand_edited_spec_yaml_is_judged_beside_the_verdict_it_no_longer_matches(capsys, tmp_path, step_run):
+    from bbrlab.results import read_json
+
+    run = step_run(tmp_path / "results")
+    text = (run.path / "spec.yaml").read_text().replace("name: step\n", "name: step-lab\n")
+    (run.path / "spec.yaml").write_text(text)  # a run of its own: no experiments/ file judges it
+    assert run_cli(capsys, "plot", str(run.path))[0] == 0  # its first verdict
+    first = read_json(run.path / "verdict.json")
+    assert "where:\n    cc: bbr\n" in text
+    (run.path / "spec.yaml").write_text(text.replace("where:\n    cc: bbr\n", "where:\n    cc: cubic\n"))
+    code, _, err = run_cli(capsys, "plot", str(run.path), "--strict")
+    assert code == 3 and "re-judged (with the run's spec.yaml as edited since its verdict)" in err
+    assert read_json(run.path / "verdict.json") == first
+    assert read_json(run.path / "verdict-rejudged.json")["verdict"] == "not evaluated"

@@ -97,3 +97,43 @@ def test_the_footer_is_coloured_by_the_verdict_word(word, color):
     plt.close(fig)
     assert text.get_color() == color
     assert text.get_text().startswith(f"verdict: {word}\n  why: interval straddles the bound")
+
+
+def test_no_legend_covers_the_data(step_run, tmp_path):
+    from bbrlab import legends
+
+    run = step_run(tmp_path)
+    exp = spec.build(spec.load_raw(run.path / "spec.yaml"), default_name="step")
+    verdict = {"verdict": "inconclusive", "why": [], "claims": [], "cpu_bound_points": []}
+    for kind in ("rate_step", "rtt_timeseries", "throughput_timeseries"):
+        fig = plots.figure(dataclasses.replace(exp, plot_kind=kind), run, run.point_records(), verdict)
+        covered = {i: legends.legend_overlaps(ax) for i, ax in enumerate(fig.axes)}
+        plots._pyplot().close(fig)
+        assert not any(covered.values()), (kind, covered)
+
+
+def test_a_legend_at_the_top_gets_headroom_above_data_that_fills_the_axes(step_run, tmp_path):
+    """Figure 5's shape: CUBIC's RTT sits near the RTT behind a full buffer, the top of the axes."""
+    import json
+    import shutil
+
+    from bbrlab import legends
+
+    run = step_run(tmp_path)
+    bbr = run.points_dir / "cc=bbr,rep1"
+    cubic = run.points_dir / "cc=cubic,rep1"
+    shutil.copytree(bbr, cubic)
+    record = json.loads((cubic / "point.json").read_text())
+    record.update(id="cc=cubic,rep1", params={"cc": "cubic"}, flows=[dict(record["flows"][0], cc="cubic")])
+    (cubic / "point.json").write_text(json.dumps(record))
+    series = json.loads((cubic / "series.json").read_text())
+    full = json.loads((bbr / "metrics.json").read_text())["full_buffer_rtt_ms"]
+    series["rtt"] = {g: [[t, full * (1.4 + 0.05 * (i % 3))] for i, (t, _) in enumerate(pts)]
+                     for g, pts in series["rtt"].items()}
+    (cubic / "series.json").write_text(json.dumps(series))
+    exp = spec.build(spec.load_raw(run.path / "spec.yaml"), default_name="step")
+    verdict = {"verdict": "inconclusive", "why": [], "claims": [], "cpu_bound_points": []}
+    fig = plots.figure(dataclasses.replace(exp, plot_kind="rtt_timeseries"), run, run.point_records(), verdict)
+    covered = [legends.legend_overlaps(ax) for ax in fig.axes]  # the RTT over time, and its CDF
+    plots._pyplot().close(fig)
+    assert covered == [0, 0]

@@ -128,3 +128,14 @@ def test_the_calibration_a_run_was_judged_against_is_named():
         "calibration fbcd20baed95 (2026-11-23T06:40:00+0000): shaper netem, faithful up to 50 Mbit/s; "
         "beyond: cubic: link_delivery 0.954 < 0.98; timer lateness p99 332 us; idle-path RTT error 1.25 ms")
     assert "without a calibration" in _calibration_line(None)
+
+
+def test_a_report_with_no_runs_says_so_and_exits_non_zero(capsys, tmp_path):
+    from bbrlab import cli
+
+    code = cli.main(["--results", str(tmp_path), "report"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (f"bbrlab: {tmp_path}: no finished run of any experiment to report on "
+                   "(run one first, e.g. bbrlab run figure5, or give --results DIR)\n")
+    assert list(tmp_path.iterdir()) == []

@@ -6,8 +6,8 @@ from bbrlab import analysis, plots, runner, spec
 from bbrlab.results import read_json
 
 CLAIMS = [
-    {"id": "bbr-low", "text": "BBR's m stays at most 80", "metric": "m", "where": {"cc": "bbr"}, "max": 80},
-    {"id": "cubic-high", "text": "CUBIC's m is at least 100", "metric": "m", "where": {"cc": "cubic"}, "min": 100},
+    {"id": "bbr-low", "text": "BBR's m stays at most 80", "metric": "rtt_p50_ms", "where": {"cc": "bbr"}, "max": 80},
+    {"id": "cubic-high", "text": "CUBIC's m is at least 100", "metric": "rtt_p50_ms", "where": {"cc": "cubic"}, "min": 100},
 ]
 
 
@@ -46,14 +46,14 @@ def measured(monkeypatch):
         value = table[(point.params["cc"], point.repetition)]
         if isinstance(value, BaseException):
             raise value
-        metrics = value if isinstance(value, dict) else {"m": value}
+        metrics = value if isinstance(value, dict) else {"rtt_p50_ms": value}
         return {}, {"goodput_mbps": 1.0, **metrics}
 
     monkeypatch.setattr(runner, "Testbed", FakeTestbed)
     monkeypatch.setattr(runner, "run_point", lambda testbed, point, plan, folder: {
         "t0": 0.0, "launches": {}, "end": point.duration, "run_seconds": point.duration, "events": []})
     monkeypatch.setattr(analysis, "analyze", analyze)
-    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v: rundir.path / "auto.png")
+    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v, **how: rundir.path / "auto.png")
     return table, ran
 
 
@@ -101,7 +101,7 @@ def test_a_fixed_repeat_adds_nothing(tmp_path, measured):
 def test_untrusted_points_are_not_repeated(tmp_path, measured, capsys):
     table, ran = measured
     cubic_holds(table)
-    table.update({("bbr", n): {"m": v, "cpu_bound": n == 2} for n, v in enumerate([74.0, 78.0, 82.0], 1)})
+    table.update({("bbr", n): {"rtt_p50_ms": v, "cpu_bound": n == 2} for n, v in enumerate([74.0, 78.0, 82.0], 1)})
     rundir = runner.run_experiment(experiment("auto"), tmp_path, shuffle=False)
     assert len(ran) == 6 and "repeat: auto" not in capsys.readouterr().err
     v = read_json(rundir.path / "verdict.json")
@@ -110,7 +110,7 @@ def test_untrusted_points_are_not_repeated(tmp_path, measured, capsys):
 
 def test_a_ratio_check_repeats_both_of_its_points(tmp_path, measured, capsys):
     table, ran = measured
-    ratio = [{"id": "bbr-below-cubic", "text": "BBR's m is at most half of CUBIC's", "metric": "m",
+    ratio = [{"id": "bbr-below-cubic", "text": "BBR's m is at most half of CUBIC's", "metric": "rtt_p50_ms",
               "where": {"cc": "bbr"}, "vs": {"cc": "cubic"}, "max": 0.5}]
     table.update({("cubic", n): 100.0 for n in range(1, 9)})
     table.update({("bbr", n): v for n, v in enumerate([44.0, 48.0, 52.0, 45.0, 44.0, 46.0, 45.0, 44.0], 1)})

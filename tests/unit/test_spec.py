@@ -11,7 +11,7 @@ from bbrlab import spec
 from bbrlab.errors import SpecError
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
-CLAIM = {"id": "a", "text": "t", "metric": "m"}
+CLAIM = {"id": "a", "text": "t", "metric": "goodput_mbps"}
 
 
 def base() -> dict:
@@ -228,7 +228,7 @@ def test_quick_profile_errors():
     ("5bdp", spec.Buffer(5, "bdp"), 167),  # 10 Mbit/s x 40 ms = 33.3 packets
     ("0.5 BDP", spec.Buffer(0.5, "bdp"), 17),
     ("256KB", spec.Buffer(256_000, "bytes"), 170),
-    (15000, spec.Buffer(15_000, "bytes"), 10),
+    ("15000B", spec.Buffer(15_000, "bytes"), 10),
 ])
 def test_buffer_units(text, buffer, packets):
     link = spec.build(with_(**{"link.buffer": text})).points[0].link
@@ -250,7 +250,9 @@ def test_buffer_packets_scale_with_bdp():
     ("1pkt", "1 pkt is under 2 packets"),
     ("0.01bdp", "0.01 BDP is under 2 packets"),
     ("2KB", "2000 B is under 2 packets"),
-    (100, "100 B is under 2 packets"),
+    ("100B", "100 B is under 2 packets"),
+    (5000, "link.buffer: 5000 needs a unit (pkt, bdp, or bytes like 5000B/64KB)"),
+    ("5000", "5000 needs a unit (pkt, bdp"),
     ("1.5pkt", "positive packet count"),
     ("0pkt", "positive packet count"),
     ("lots", "cannot read buffer 'lots'"),
@@ -267,7 +269,7 @@ def test_bad_buffers(value, fragment):
 @pytest.mark.parametrize(("changes", "key"), [
     ({"bogus": 1}, "bogus: unknown key"),
     ({"link.speed": "1Mbit"}, "link.speed: unknown key"),
-    ({"link.rate": "10"}, "link.rate: '10' needs a rate unit"),
+    ({"link.rate": "10"}, "link.rate: 10 needs a unit: did you mean 10Mbit?"),
     ({"link.rtt": "0ms"}, "link.rtt: must be positive"),
     ({"link.jitter": "21ms"}, "link.jitter: must be at most"),
     ({"link.jitter": "11ms", "link.forward_share": 0.25}, "link.jitter: must be at most"),
@@ -340,7 +342,7 @@ def test_jitter_may_reach_the_data_direction_delay(jitter, share):
 
 def test_link_options_and_defaults():
     changes = [{"at": "20s", "rate": "5Mbit"}, {"at": "10s", "rate": "20Mbit"}]
-    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": 0.02, "link.loss_direction": "both",
+    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": "2%", "link.loss_direction": "both",
                    "link.shaper": "htb"})
     link = spec.build(raw).points[0].link
     assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both" and link.shaper == "htb"

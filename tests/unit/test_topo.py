@@ -102,7 +102,7 @@ def test_tbf_bottleneck_passes_the_leafs_own_limit_so_a_rate_change_keeps_the_bu
     ("5bdp", ("pfifo", "limit", "167"), "167"),
     ("2bdp", ("pfifo", "limit", "67"), "67"),
     ("256KB", ("bfifo", "limit", "256000"), "170"),  # netem counts packets: the full frames it holds
-    (15000, ("bfifo", "limit", "15000"), "10"),
+    ("15000B", ("bfifo", "limit", "15000"), "10"),
 ])
 def test_bottleneck_buffer(buffer, leaf, netem_limit):
     last = plan(**{"link.buffer": buffer, "link.shaper": "htb"}).bottleneck.tc[-1]
@@ -177,7 +177,7 @@ def test_data_delay_line_is_sized_for_the_fastest_rate_step():
     assert limit_of(intf(p, "rcv1-eth0").tc[0]) == topo.netem_limit(100e6, 0.1)
 
 
-@pytest.mark.parametrize(("loss", "text"), [("1%", "1%"), ("0.5%", "0.5%"), (0.1, "10%")])
+@pytest.mark.parametrize(("loss", "text"), [("1%", "1%"), ("0.5%", "0.5%"), ("10%", "10%")])
 def test_loss_only_on_the_data_direction_and_only_for_the_data_connections(loss, text):
     p = plan(**{"link.loss": loss})
     root, lossy, clean, flt = intf(p, "r2-eth1").tc
