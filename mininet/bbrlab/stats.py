@@ -12,7 +12,12 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from scipy import stats as _scipy
+try:
+    from scipy import stats as _scipy
+except ImportError:  # said when an interval is needed, with how to get it
+    _scipy = None
+
+from .errors import BbrlabError
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -44,6 +49,9 @@ def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
     mean = math.fsum(values) / n
     if n == 1:
         return Interval(mean, mean, mean, 1, confidence)
+    if _scipy is None:
+        raise BbrlabError("scipy is missing (confidence intervals): apt-get install python3-scipy "
+                          "(or provision with sudo ./setup.sh)")
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(_scipy.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n, confidence)
