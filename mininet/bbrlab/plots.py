@@ -62,7 +62,7 @@ def _params_line(records: list[dict], axes: dict) -> str:
             return value
         values = [str(v) for v in axes[key]]
         if len(values) > 4:  # a title line has room for a range, not for 13 values
-            return f"{values[0]} … {values[-1]} ({len(values)} values, swept)"
+            return f"{values[0]} … {values[-1]} ({len(values)} values)"
         return f"{', '.join(values)} (swept)"
 
     rate = s["rate"].replace("Gbit", " Gbit/s").replace("Mbit", " Mbit/s").replace("kbit", " kbit/s")
@@ -77,6 +77,7 @@ def _params_line(records: list[dict], axes: dict) -> str:
         buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
             f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
+            + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else "") +
             f"{flows} flow{'s' if flows > 1 else ''}{dur}")
 
 
@@ -126,19 +127,27 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
     fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
     base = records[0]["metrics"]["base_rtt_ms"]
+    runs: dict[str, int] = {}
+    for rec in records:
+        runs[_label(rec, {"cc"})] = runs.get(_label(rec, {"cc"}), 0) + 1
+    labelled = set()
     for rec in sorted(records, key=lambda r: (_cc_of(r), r["id"])):
         series = rundir.series(rec["id"])
         st = style(_cc_of(rec))
         label = _label(rec, {"cc"})
+        # one legend entry per CC in the time series; each repetition's median in the CDF's
+        line = None if label in labelled else (f"{label} ({runs[label]} runs)" if runs[label] > 1 else label)
+        labelled.add(label)
+        run = f" run {rec.get('repetition', 1)}" if runs[label] > 1 else ""
         for name, pts in series["rtt"].items():
             pts = [(t, v) for t, v in pts if t >= 0]
             if not pts:
                 continue
-            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.0, label=label)
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.0, label=line)
             values = sorted(v for _, v in pts)
             cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6,
-                     label=f"{label}: median {rec['metrics'].get('rtt_p50_ms', float('nan')):.0f} ms")
-            label = None
+                     label=f"{label}{run}: median {rec['metrics'].get('rtt_p50_ms', float('nan')):.0f} ms")
+            line = None
     ax.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
     cdf.axvline(base, color="black", ls="--", lw=1)
     full = records[0]["metrics"].get("full_buffer_rtt_ms")
