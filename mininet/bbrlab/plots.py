@@ -263,7 +263,7 @@ def buffer_rtt(plt, exp, rundir: RunDir, records: list[dict]):
     ax.axhline(2 * base, color="black", ls="-.", lw=0.8, label="2 x base RTT (BBR v1's 2-BDP cap, informative)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ticks = sorted({round(x, 2) for x, _ in full})
+    ticks = sorted({round(x, 1) for x, _ in full})
     ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
     ax.minorticks_off()
     ax.set_xlabel("bottleneck buffer (BDP)")
