@@ -263,7 +263,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
         out["link_busy"] = None
     # Did the emulated link deliver what it was told? Judged while it had a queue, at each
     # configured rate on its own (an emulator may keep up at 10 Mbit/s and not at 20).
-    counter = [(q.t - t0, q.sent_bytes, q.backlog_pkts) for q in qsamples]
+    counter = [(q.t - t0, q.sent_bytes, q.backlog_bytes) for q in qsamples]
     by_rate = []
     bounds = [t for t, _ in rate_steps] + [window_end]
     for (t, bps), t_next in zip(rate_steps, bounds[1:]):

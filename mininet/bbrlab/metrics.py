@@ -200,28 +200,32 @@ def link_busy(counter: Sequence[tuple[float, int]], rate_steps: Sequence[tuple[f
 
 
 def backlogged_delivery(samples: Sequence[tuple[float, int, int]], rate_steps: Sequence[tuple[float, float]],
-                        start: float, end: float, min_backlog: int = 2) -> tuple[float, float]:
-    """How much of its configured rate the bottleneck delivered while it had packets waiting.
+                        start: float, end: float) -> tuple[float, float]:
+    """How much of its configured rate the bottleneck delivered while it surely had work.
 
-    SAMPLES: (t, bytes sent so far, packets queued). Over each gap between two samples
-    inside [START, END] that both saw at least MIN_BACKLOG packets queued, the link had
-    work all along and should have sent at its rate. Returns (sent / capacity over those
-    gaps, seconds they cover). Below 1 the emulator itself held packets back: a slow
-    host, coarse timers or a CPU it shares; every result on such a link is suspect.
+    SAMPLES: (t, bytes sent so far, bytes queued). A gap between two samples inside
+    [START, END] is judged only when the bytes queued at its start alone could keep the
+    link busy to its end (whatever arrived meanwhile): then it should have sent at its
+    rate, and any shortfall is the emulator's (a slow host, late timers, a CPU it shares).
+    A queue of a few packets at both ends proves nothing: a sender that paces below the
+    rate (BBR, a lossy flow) leaves the link idle in between. Returns (sent / capacity over
+    the judged gaps, seconds they cover).
     """
     inside = [x for x in samples if start <= x[0] <= end]
     # A rate change takes effect a few hundred ms after its planned time (a tc process
     # starting): the second after one is not judged.
     changes = [t for t, _ in rate_steps if t > 0]
     sent = capacity = covered = 0.0
-    for (t_a, b_a, q_a), (t_b, b_b, q_b) in zip(inside, inside[1:]):
+    for (t_a, b_a, q_a), (t_b, b_b, _) in zip(inside, inside[1:]):
         settling = any(t_a < c + 1.0 and t_b > c for c in changes)
-        if min(q_a, q_b) >= min_backlog and t_b > t_a and not settling:
+        bits = _capacity_bits(rate_steps, t_a, t_b)
+        if t_b > t_a and not settling and 8 * q_a >= bits:
             sent += 8 * (b_b - b_a)
-            capacity += _capacity_bits(rate_steps, t_a, t_b)
+            capacity += bits
             covered += t_b - t_a
     if capacity <= 0:
-        raise ValueError(f"the bottleneck never stayed backlogged between {start:g} s and {end:g} s")
+        raise ValueError(f"the bottleneck's queue never held a whole sampling interval's worth "
+                         f"between {start:g} s and {end:g} s")
     return sent / capacity, covered
 
 

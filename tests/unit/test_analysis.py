@@ -36,17 +36,14 @@ def test_a_real_step_point_judges_the_link_at_each_rate_and_bbr_against_what_it_
     timings = json.loads((STEP_BBR / "point.json").read_text())["timings"]
     series, m = analysis.analyze(point, topo.build_plan(point), STEP_BBR, timings["t0"], timings["launches"],
                                  timings["end"])
-    # The emulator kept up at 10 Mbit/s but sent only ~85% of 20 Mbit/s while packets waited.
-    phases = m["link_delivery_by_rate"]
-    assert [(d["from_s"], d["rate_mbps"]) for d in phases] == [(0.0, 10.0), (10.0, 20.0), (20.0, 10.0)]
-    assert phases[0]["delivery"] > 0.9 and phases[2]["delivery"] > 0.9
-    assert phases[1]["delivery"] == pytest.approx(0.845, abs=0.005)
-    assert m["link_delivery"] == phases[1]["delivery"] and m["link_short"]
-    # BBR is judged against the bandwidth the link really offered after each step ...
-    assert m["adapt_targets_mbps"] == [pytest.approx(20 * phases[1]["delivery"], abs=1e-3),
-                                       pytest.approx(10 * phases[2]["delivery"], abs=1e-3)]
-    # ... and follows it within a second both ways.
-    assert all(t is not None and t < 1.0 for t in m["adapt_times_s"]), m["adapt_times_s"]
+    # Captured on the earlier htb bottleneck, which sent only ~85% of 20 Mbit/s. BBR's queue
+    # never held a whole sampling interval's worth, so this point alone cannot prove the
+    # link had work: its delivery is not judged (the machine's calibration judges the link).
+    assert m["link_delivery_by_rate"] == [] and m["link_delivery"] is None and not m["link_short"]
+    # BBR is then judged against the configured rates: it followed the step down within a
+    # second, and never reached 85% of 20 Mbit/s on that link.
+    assert m["adapt_targets_mbps"] == [20.0, 10.0]
+    assert m["adapt_times_s"][0] is None and m["adapt_times_s"][1] < 1.0, m["adapt_times_s"]
     # The bottleneck's own counter, capacity counted at each configured rate.
     assert 0.8 < m["link_busy"] < 0.95
     during_20 = [v for t, v in series["link_sent"] if 12 <= t <= 19]
@@ -83,7 +80,7 @@ def test_a_run_is_analyzed_again_from_its_raw_files(tmp_path):
     exp, rundir, folder = _run_with_the_step_point(tmp_path)
     assert analysis.reanalyze(rundir, exp) == 1
     m = read_json(folder / "metrics.json")
-    assert 5 < m["goodput_mbps"] < 20 and m["link_short"]
+    assert 5 < m["goodput_mbps"] < 20 and m["link_delivery"] is None  # derived again, as analyze does now
     assert read_json(folder / "series.json")["link_sent"]
     assert (folder / "raw" / "cpu.txt").is_file()  # what was measured stays
 

@@ -249,17 +249,26 @@ def test_link_busy_counts_the_frames_the_bottleneck_sent_against_its_changing_ra
         link_busy(counter, steps, 3.5, 9)
 
 
-def test_backlogged_delivery_judges_only_gaps_with_a_queue_and_not_just_after_a_rate_change():
-    # (t, bytes sent, packets queued) at 10 Mbit/s: full rate, then a stall with a queue,
-    # then an idle link (empty queue: not the emulator's fault), then a change to 20 Mbit/s.
-    samples = [(0.0, 0, 50), (1.0, 1_250_000, 50), (2.0, 1_875_000, 40), (3.0, 1_900_000, 0),
-               (4.0, 1_950_000, 0), (5.0, 2_000_000, 30), (5.5, 2_100_000, 30), (6.5, 2_600_000, 30),
-               (7.5, 5_100_000, 30)]
+def test_backlogged_delivery_judges_only_gaps_the_queue_alone_covers_and_not_just_after_a_rate_change():
+    # (t, bytes sent, bytes queued) at 10 Mbit/s (1.25 MB/s): full rate with a queue that
+    # covers the next second, a stall with such a queue, then a queue too short to prove
+    # the link had work (a paced sender), an empty one, and a change to 20 Mbit/s.
+    samples = [(0.0, 0, 1_300_000), (1.0, 1_250_000, 1_300_000), (2.0, 1_875_000, 60_000),
+               (3.0, 1_900_000, 0), (4.0, 1_950_000, 0), (5.0, 2_000_000, 2_600_000), (5.5, 2_100_000, 2_600_000),
+               (6.5, 2_600_000, 2_600_000), (7.5, 5_100_000, 2_600_000)]
     ratio, covered = backlogged_delivery(samples, [(0.0, 10e6), (5.2, 20e6)], 0, 10)
     assert covered == pytest.approx(3.0)  # [0,1], [1,2], [6.5,7.5]: the two gaps before 6.2 s are settling
     assert ratio == pytest.approx(8 * (1_875_000 + 2_500_000) / (10e6 * 2 + 20e6))
-    with pytest.raises(ValueError, match="never stayed backlogged"):
-        backlogged_delivery(samples, [(0.0, 10e6)], 2.5, 4.5)
+    with pytest.raises(ValueError, match="never held a whole sampling interval"):
+        backlogged_delivery(samples, [(0.0, 10e6)], 2.0, 4.5)
+
+
+def test_a_few_packets_queued_at_both_ends_do_not_prove_the_link_had_work():
+    """BBR at 10% loss: 3-5 packets queued at each 200 ms sample, the link idle in between
+    (measured: read as 0.63 of 100 Mbit/s and flagged 'link below its rate')."""
+    samples = [(0.2 * i, 1_575_000 * i, 6000) for i in range(10)]  # 63 Mbit/s, 4 packets waiting
+    with pytest.raises(ValueError):
+        backlogged_delivery(samples, [(0.0, 100e6)], 0, 2)
 
 
 def test_bbr_model_reads_startup_exit_and_steady_estimate():
