@@ -126,13 +126,22 @@ def test_envelope_ends_at_the_first_rate_that_misses_a_target():
 def test_only_cubic_points_judge_the_backlogged_link_and_the_payload_capacity():
     """BBR drains the buffer on purpose (its queue empties between samples, ProbeRTT dips
     its goodput): its delivery and efficiency say nothing about the link."""
-    env = calibrate.envelope([record(100e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.99),
+    env = calibrate.envelope([record(100e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.99,
+                                     link_peak_beyond_pause=1.01),
                               record(100e6, "bbr", link_delivery=0.92, steady_link_efficiency=0.92, bbr_bw_ratio=1.0)])
     assert env["rates"][0]["faithful"] and env["rates"][0]["link_delivery"] == 0.99
 
 
+def test_a_target_no_point_measured_is_not_met():
+    env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.99,
+                                     link_peak_beyond_pause=1.0)])  # no BBR point: its estimate unknown
+    assert not env["rates"][0]["faithful"] and env["rates"][0]["missed"] == ["bbr_bw_ratio not measured"]
+
+
 def test_envelope_vouches_for_nothing_above_the_top_measured_rate():
-    env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.99), record(100e6, "cubic", link_delivery=0.99)])
+    ok = {"link_delivery": 0.99, "steady_link_efficiency": 0.99, "link_peak_beyond_pause": 1.0}
+    env = calibrate.envelope([record(10e6, "cubic", **ok), record(10e6, "bbr", bbr_bw_ratio=1.0),
+                              record(100e6, "cubic", **ok), record(100e6, "bbr", bbr_bw_ratio=1.0)])
     assert env["faithful_up_to_bps"] == 100e6
     assert 100e6 < env["gate"]["rate_bps"] < 100.001e6 and "not calibrated above 100 Mbit/s" in env["gate"]["failed"]
 
