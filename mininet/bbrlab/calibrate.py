@@ -142,6 +142,12 @@ def envelope(records: list[dict]) -> dict:
                          "cpu_core_busy_max"):
                 if mets.get(name) is not None:
                     row[name] = max(row.get(name, mets[name]), mets[name])
+        if row.get("link_delivery") is None and row.get("steady_link_efficiency") is not None:
+            # no sample's queue covered a whole interval: the link sent at least what one
+            # greedy CUBIC flow received (its share of the payload capacity)
+            row["link_delivery"] = row["steady_link_efficiency"]
+            row["link_delivery_from"] = "CUBIC's goodput"
+            row["missed"] += [f"cubic: {t}" for t in _judge({"link_delivery": row["link_delivery"]}, "cubic")]
         # a target no point measured is not met: nothing showed the link meets it
         row["missed"] += [f"{name} not measured" for name in TARGETS if row.get(name) is None]
         row["faithful"] = not row["missed"]

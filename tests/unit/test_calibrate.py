@@ -132,6 +132,16 @@ def test_only_cubic_points_judge_the_backlogged_link_and_the_payload_capacity():
     assert env["rates"][0]["faithful"] and env["rates"][0]["link_delivery"] == 0.99
 
 
+def test_without_a_covered_sample_the_cubic_flows_goodput_bounds_the_delivery():
+    env = calibrate.envelope([record(100e6, "cubic", steady_link_efficiency=0.998, link_peak_beyond_pause=1.0),
+                              record(100e6, "bbr", bbr_bw_ratio=1.01)])
+    (row,) = env["rates"]
+    assert row["link_delivery"] == 0.998 and row["link_delivery_from"] == "CUBIC's goodput" and row["faithful"]
+    env = calibrate.envelope([record(100e6, "cubic", steady_link_efficiency=0.96, link_peak_beyond_pause=1.0),
+                              record(100e6, "bbr", bbr_bw_ratio=1.01)])
+    assert env["rates"][0]["missed"] == ["cubic: link_delivery 0.960 < 0.98"]
+
+
 def test_a_target_no_point_measured_is_not_met():
     env = calibrate.envelope([record(10e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.99,
                                      link_peak_beyond_pause=1.0)])  # no BBR point: its estimate unknown
