@@ -439,7 +439,9 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict):
     else:
         fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
     title = exp.plot_title or exp.title
-    fig.suptitle(f"{title}\n{_params_line(records, exp.axes)}", fontsize=11)
+    # the parameter line wraps rather than run off a narrow figure's edges
+    params = textwrap.fill(_params_line(records, exp.axes), int(fig.get_figwidth() * 11))
+    fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
     clear_legends(fig)
