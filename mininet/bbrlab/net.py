@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from .errors import TestbedError
-from .links import EmulatedIntf, EmulatedLink, run
+from .links import EmulatedIntf, EmulatedLink, cpu_mask, run, steer_receive
 from .topo import Plan
 
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
@@ -167,6 +167,7 @@ class Testbed:
             self.intfs[link.end2.name] = live.intf2
         for node in self.nodes.values():
             run(node, ["ip", "link", "set", "lo", "up"])
+            steer_receive(node, os.cpu_count() or 1)
 
     def configure(self, plan: Plan) -> None:
         """Apply PLAN's settings to the built network (which must have the same shape).
@@ -242,7 +243,8 @@ class Testbed:
                 self._intf_state[name] = state
         keys = sorted(next(iter(self.plan.sysctls.values())))
         sysctls = {host: {k: self._sysctls[host][k] for k in sorted(vals)} for host, vals in self.plan.sysctls.items()}
-        return {"interfaces": copy.deepcopy(self._intf_state), "sysctls": sysctls, "sysctl_keys": keys}
+        return {"interfaces": copy.deepcopy(self._intf_state), "sysctls": sysctls, "sysctl_keys": keys,
+                "rps_cpus": cpu_mask(os.cpu_count() or 1)}
 
     def _teardown(self) -> None:
         started = time.monotonic()

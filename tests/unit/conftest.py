@@ -56,7 +56,7 @@ def step_run():
     from pathlib import Path
 
     from bbrlab import analysis, spec, topo
-    from bbrlab.results import RunDir, write_json
+    from bbrlab.results import MEASUREMENT, RunDir, write_json
 
     repo = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def step_run():
         (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
         rundir = RunDir.create(root, "step")
         (rundir.path / "spec.yaml").write_text(exp.source)
-        write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
+        write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity, "measurement": MEASUREMENT})
         folder = rundir.points_dir / point.id
         shutil.copytree(repo / "tests" / "fixtures" / "step-bbr", folder)
         t = json.loads((folder / "point.json").read_text())["timings"]

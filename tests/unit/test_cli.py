@@ -215,13 +215,13 @@ def test_help_runs_as_a_program():
 
 
 def test_a_suite_continues_where_it_stopped(tmp_path):
-    from bbrlab.results import RunDir, write_json
+    from bbrlab.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml", quick=True)  # one repetition
 
     def run(status: str, digest: str, done: list[str], verdict: bool = True) -> RunDir:
         rundir = RunDir.create(tmp_path, "figure5")
-        write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest})
+        write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest, "measurement": MEASUREMENT})
         (rundir.path / "spec.yaml").write_text(exp.source if digest == exp.identity else "link: {rate: 1Mbit}\n")
         for pid in done:
             write_json(rundir.points_dir / pid / "metrics.json", {})
@@ -261,12 +261,12 @@ def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_p
 
 
 def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_path):
-    from bbrlab.results import RunDir, write_json
+    from bbrlab.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
     rundir = RunDir.create(tmp_path, "figure5")
     (rundir.path / "spec.yaml").write_text(exp.source)
-    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity})
+    write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity, "measurement": MEASUREMENT})
     write_json(rundir.points_dir / exp.points[0].id / "metrics.json", {"goodput_mbps": 1.0})
     code, _, err = run_cli(capsys, "plot", "--reanalyze", str(rundir.path))
     assert code == 2
@@ -382,7 +382,7 @@ def test_plot_finds_the_runs_of_a_file_of_ones_own_by_its_name(capsys, tmp_path)
 
 
 def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys, tmp_path, step_run):
-    from bbrlab.results import write_json
+    from bbrlab.results import MEASUREMENT, write_json
 
     root = tmp_path / "results"
     code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
@@ -392,7 +392,7 @@ def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys,
     write_json(run.path / "verdict.json", {"verdict": "reproduced", "points": {"finished": 1, "total": 2},
                                            "overhead": {"wall_seconds": 130.0, "configured_flow_seconds": 30.0}})
     identity = spec.load(REPO / "experiments" / "step.yaml").identity
-    write_json(run.path / "run.json", {"status": "incomplete", "spec_hash": identity})
+    write_json(run.path / "run.json", {"status": "incomplete", "spec_hash": identity, "measurement": MEASUREMENT})
     code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
     assert (f"2 point(s), 1.0 min of flows; wall time: about 4.3 min (100 s per point beyond its flows, "
             f"as measured in step/{run.path.name})") in out

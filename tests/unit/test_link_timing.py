@@ -77,3 +77,28 @@ def test_ss_reord_seen_counts_and_defaults_to_zero():
     assert sample.reord_seen == 7
     (plain,) = parsers.parse_ss(f"### 1.0\n{SS_REORDER.replace(' reord_seen:7', '')}")
     assert plain.reord_seen == 0
+
+
+def test_receive_steering_covers_every_cpu_in_a_private_mount_namespace():
+    from bbrlab import links
+
+    assert [links.cpu_mask(n) for n in (1, 2, 8, 12)] == ["1", "3", "ff", "fff"]
+    seen = []
+
+    class Node:
+        name = "r1"
+
+        def popen(self, argv, **kwargs):
+            seen.append(argv)
+
+            class Done:
+                returncode = 0
+
+                def communicate(self, input=None, timeout=None):
+                    return "", ""
+            return Done()
+
+    links.steer_receive(Node(), 2)
+    (argv,) = seen
+    assert argv[:4] == ["unshare", "--mount", "--propagation", "private"] and argv[-1] == "3"
+    assert "rps_cpus" in argv[-3] and "umount -l /sys" in argv[-3]  # never the machine's own /sys

@@ -22,7 +22,8 @@ def fixed_clock(monkeypatch):
 def make_run(root: Path, name: str, digest: str = "abc", status: str = "running", experiment="exp") -> Path:
     path = root / experiment / name
     path.mkdir(parents=True)
-    (path / "run.json").write_text(json.dumps({"spec_hash": digest, "status": status}))
+    (path / "run.json").write_text(json.dumps({"spec_hash": digest, "status": status,
+                                               "measurement": results.MEASUREMENT}))
     return path
 
 
@@ -269,7 +270,8 @@ def old_style_run(root: Path, exp, status: str = "incomplete") -> RunDir:
     rundir = RunDir.create(root, exp.name)
     (rundir.path / "spec.yaml").write_text(exp.source)
     results.write_json(rundir.path / "run.json", {
-        "status": status, "spec_hash": hashlib.sha256(exp.source.encode()).hexdigest()[:16]})
+        "status": status, "spec_hash": hashlib.sha256(exp.source.encode()).hexdigest()[:16],
+        "measurement": results.MEASUREMENT})
     return rundir
 
 
