@@ -38,6 +38,21 @@ def fidelity_gate(rundir: RunDir, exp: Experiment) -> dict | None:
             "failed": f"calibration {cal.get('key')}: {gate['failed']}"}
 
 
+def undecided(rundir: RunDir, exp: Experiment, allowed: set[str] | None = None) -> tuple[int, dict[str, int]]:
+    """`repeat: auto`'s reading of RUNDIR: (how many claim checks straddle their bound,
+    {grid point as verdicts name it: its highest repetition so far} of the points such a
+    check rests on that have fewer than exp.repeat_max repetitions). Checks set aside as
+    untrusted do not count: more runs of a CPU-bound point decide nothing. ALLOWED: the
+    only grid points that may be named (a run of --only)."""
+    records = rundir.point_records()
+    straddling = claims.straddling(claims.verdict(exp.claims, records, fidelity_gate(rundir, exp)))
+    done: dict[str, list[int]] = {}
+    for record in records:
+        done.setdefault(claims.point_name(record), []).append(record["repetition"])
+    return len(straddling), {name: max(done.get(name, [0])) for check in straddling for name in check["points"]
+                             if len(done.get(name, ())) < exp.repeat_max and (allowed is None or name in allowed)}
+
+
 # A re-judgement's files, beside the run's own (which stay as the run wrote them).
 REJUDGED = "-rejudged"
 
