@@ -127,11 +127,9 @@ def _missing(exp: spec.Experiment, shards: list[Shard], have: set[str]) -> list[
     owners = {pid: s for s in shards for pid in s.part.get("points", [])}
     absent = [i for i in range(1, count + 1) if i not in {s.part["index"] for s in shards}]
     lost = []
-    for point in exp.points:
-        if point.id in have:
-            continue
-        owner = owners.get(point.id)
-        lost.append({"point": point.id, "shard": owner.name if owner else
+    for pid in sorted({p.id for p in exp.points} - have):
+        owner = owners.get(pid)
+        lost.append({"point": pid, "shard": owner.name if owner else
                      f"shard {'/'.join(map(str, absent)) or '?'} of {count} (not given)",
                      "host": owner.host if owner else None, "dir": str(owner.rundir.path) if owner else None})
     return lost
@@ -167,7 +165,7 @@ def merge(rundirs: list[RunDir], root: Path, cli: list[str] | None = None) -> Ru
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     meta = {
         "format": FORMAT_VERSION, "bbrlab": __version__, "experiment": exp.name, "title": exp.title,
-        "spec_hash": shards[0].digest, "measurement": MEASUREMENT, "command": cli or [], "git": first.get("git"),
+        "spec_hash": shards[0].digest, "measurement": MEASUREMENT, "command": cli or [], "git": first.get("git") or "unknown",
         "created": now, "points_total": len(exp.points), "system": first.get("system", {}),
         # every shard's time: the report's wall time is the hosts' time together
         "sessions": [dict(sess, shard=s.name, host=s.host) for s in shards for sess in s.meta.get("sessions", [])],
@@ -196,7 +194,7 @@ def _undecided(exp: spec.Experiment, merged: RunDir, root: Path) -> bool:
     if not names:
         return False
     checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"
-    print(f"repeat: auto: {checks} ({', '.join(sorted(names))}); the merged run stays resumable: on one "
+    print(f"repeat: auto: {checks} ({'; '.join(sorted(names))}); the merged run stays resumable: on one "
           f"testbed host, `bbrlab --results {root} run {merged.path / 'spec.yaml'}` adds their repetitions",
           file=sys.stderr)
     return True
