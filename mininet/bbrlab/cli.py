@@ -91,6 +91,13 @@ def cmd_run(args) -> int:
         if not subset:
             print(f"shard {args.shard}: no point of {exp.name} to run here", file=sys.stderr)
             return 0
+        from . import suite
+
+        done = suite.state(exp, Path(args.results), not args.fresh, part)[1]
+        if done is not None and not args.dry_run:  # a shard, like a suite's experiment, runs once
+            print(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)", file=sys.stderr)
+            print(f"results: {done.path}")
+            return 0
     if args.dry_run:
         from .topo import build_plan, describe
 
@@ -233,7 +240,8 @@ def cmd_merge(args) -> int:
 def cmd_report(args) -> int:
     from . import report
 
-    out = report.write(Path(args.results), suite_experiments(), Path(args.out) if args.out else None)
+    exps = [spec.load(experiment_path(e)) for e in args.experiments] if args.experiments else suite_experiments()
+    out = report.write(Path(args.results), exps, Path(args.out) if args.out else None)
     print(f"report: {out}")
     return 0
 
@@ -294,20 +302,9 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
-    """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file or its quick
-    profile when that measures what the run measured, else None: a --set run, or a file
-    changed since). Today's claims, plot or title then judge the run again, beside its own
-    verdict (summary.rejudge); the run's spec.yaml and verdict.json stay as they are."""
-    ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
-    path = EXPERIMENTS / f"{ran.name}.yaml"
-    for quick in (False, True):
-        try:
-            today = spec.load(path, quick=quick)
-        except SpecError:  # no such file, or one that no longer parses
-            break
-        if today.identity == ran.identity:
-            return ran, today
-    return ran, None
+    from . import summary
+
+    return summary.judging_specs(rundir, EXPERIMENTS)
 
 
 def _strict_status(args, verdict: dict) -> int:
@@ -443,6 +440,8 @@ def parser() -> argparse.ArgumentParser:
     merging.add_argument("--into", help="results root of the merged runs (default: --results)")
     merging.set_defaults(func=cmd_merge)
     rep = command("report", help="write the one-page report from the latest run of each experiment")
+    rep.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="only these experiments: names in "
+                     "experiments/ or YAML files (default: every experiment in experiments/)")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(func=cmd_report)
     cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "

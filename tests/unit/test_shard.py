@@ -157,3 +157,19 @@ def test_a_shard_leaves_repeat_auto_to_the_merged_run(tmp_path, measured, capsys
     assert sorted(ran) == part["points"] and all(pid.endswith(("rep1", "rep2", "rep3")) for pid in ran)
     assert "repeat: auto" not in capsys.readouterr().err
     assert read_json(rundir.path / "run.json")["status"] == "complete"
+
+
+def test_a_finished_shard_is_not_run_again(tmp_path, measured, capsys):
+    """What a rerun of the sweep playbook relies on: the command that ran a shard, given
+    again, says it is done (an unfinished one is resumed: above)."""
+    table, ran = measured
+    table.update({(cc, 1): 50.0 for cc in ("bbr", "cubic")})
+    fixture = REPO / "tests" / "fixtures" / "sweep.yaml"
+    exp = spec.load(fixture)
+    done = runner.run_experiment(exp, tmp_path, shard=shard.record(shard.Shard(2, 2), shard.points_of(
+        list(exp.points), shard.Shard(2, 2))))
+    capsys.readouterr()
+    assert cli.main(["--results", str(tmp_path), "run", str(fixture), "--shard", "2/2"]) == 0
+    out, err = capsys.readouterr()
+    assert f"shard 2/2 of sweep is done ({done.path}; --fresh runs it again)" in err
+    assert out == f"results: {done.path}\n" and len(ran) == 2
