@@ -231,10 +231,12 @@ def cmd_suite(args) -> int:
 def cmd_merge(args) -> int:
     from . import merge
 
-    runs = merge.merge_all([Path(d) for d in args.dirs], Path(args.into or args.results), sys.argv[1:])
+    runs, errors = merge.merge_all([Path(d) for d in args.dirs], Path(args.into or args.results), sys.argv[1:])
     for rundir in runs:
         print(f"results: {rundir.path}")
-    return 0
+    for error in errors:
+        print(f"bbrlab: merge: {error}", file=sys.stderr)
+    return EXIT_ERROR if errors else 0
 
 
 def cmd_report(args) -> int:

@@ -40,7 +40,8 @@ class Shard:
         if not self.part:
             raise BbrlabError(f"merge: {rundir.path} is not a shard's run (run.json has no shard; "
                               "shards are run with --shard K/N)")
-        self.digest = rundir.identity() or self.meta.get("spec_hash")
+        # what the runner recorded (its spec's identity); else the identity of its spec.yaml
+        self.digest = self.meta.get("spec_hash") or rundir.identity()
         self.host = (self.meta.get("system") or {}).get("hostname") or "?"
 
     @property
@@ -215,9 +216,17 @@ def _say(exp: spec.Experiment, merged: RunDir, root: Path, shards: list[Shard], 
               f"{root} run {merged.path / 'spec.yaml'}` on one host)", file=sys.stderr)
 
 
-def merge_all(paths: list[Path], root: Path, cli: list[str] | None = None) -> list[RunDir]:
-    """Every merge PATHS ask for (collect), each into a new run under ROOT."""
+def merge_all(paths: list[Path], root: Path, cli: list[str] | None = None) -> tuple[list[RunDir], list[str]]:
+    """Every merge PATHS ask for (collect), each into a new run under ROOT: (the merged runs,
+    what stopped the others, e.g. a spec whose trace file this machine lacks). Mismatched
+    shards are refused before anything is written."""
     groups = collect(paths)
-    for group in groups:  # all refused before any is written
+    for group in groups:
         _refuse_mismatch([Shard(r) for r in group])
-    return [merge(group, root, cli) for group in groups]
+    merged, errors = [], []
+    for group in groups:
+        try:
+            merged.append(merge(group, root, cli))
+        except BbrlabError as exc:  # one experiment that cannot be merged here stops no other
+            errors.append(f"{group[0].path.parent.name}: {exc}")
+    return merged, errors

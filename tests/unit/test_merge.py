@@ -67,7 +67,7 @@ def test_two_shards_merge_into_the_run_of_the_whole_grid(tmp_path, table, capsys
     shards = run_shards(exp, tmp_path / "shards")
     before = [tree_digest(s.path) for s in shards]
     whole = runner.run_experiment(exp, tmp_path / "whole")
-    (merged,) = merge.merge_all([s.path for s in shards], tmp_path / "results", ["merge"])
+    (merged,), _ = merge.merge_all([s.path for s in shards], tmp_path / "results", ["merge"])
     assert merged.finished_points() == whole.finished_points() == {p.id for p in exp.points}
     ours, theirs = read_json(merged.path / "verdict.json"), read_json(whole.path / "verdict.json")
     assert ours["verdict"] == theirs["verdict"] == "reproduced" and judged(ours) == judged(theirs)
@@ -115,7 +115,7 @@ def test_a_missing_shard_is_named_and_the_merged_run_resumes_on_one_host(tmp_pat
     exp = sweep()
     one = runner.run_experiment(exp, tmp_path / "host1", shard=part(exp, 1))
     capsys.readouterr()
-    (merged,) = merge.merge_all([one.path], tmp_path / "results")
+    (merged,), _ = merge.merge_all([one.path], tmp_path / "results")
     err = capsys.readouterr().err
     lost = sorted(part(exp, 2)["points"])
     assert f"merge: missing {len(lost)} point(s) of shard 2 of 2 (not given): {', '.join(lost)}" in err
@@ -137,7 +137,7 @@ def test_a_killed_shard_is_named_with_its_host_and_missing_points(tmp_path, tabl
     for pid in gone:  # as if the host died before these points
         shutil.rmtree(two.points_dir / pid)
     capsys.readouterr()
-    (merged,) = merge.merge_all([one.path, two.path], tmp_path / "results")
+    (merged,), _ = merge.merge_all([one.path, two.path], tmp_path / "results")
     err = capsys.readouterr().err
     host = read_json(two.path / "run.json")["system"]["hostname"]
     assert f"merge: missing 2 point(s) of shard 2/2 (host {host}, {two.path}): {', '.join(gone)}" in err
@@ -149,7 +149,7 @@ def test_a_point_finished_in_two_shards_is_kept_once(tmp_path, table, capsys):
     one, two = run_shards(exp, tmp_path)
     spare = runner.run_experiment(exp, tmp_path / "spare", shard=part(exp, 2))  # took shard 2 over
     capsys.readouterr()
-    (merged,) = merge.merge_all([one.path, two.path, spare.path], tmp_path / "results")
+    (merged,), _ = merge.merge_all([one.path, two.path, spare.path], tmp_path / "results")
     err = capsys.readouterr().err
     meta = read_json(merged.path / "run.json")
     assert [o["point"] for o in meta["merged"]["overlaps"]] == sorted(two.finished_points())
@@ -166,7 +166,7 @@ def test_repeat_auto_is_judged_on_the_merged_grid(tmp_path, measured, capsys):
     shards = run_shards(exp, tmp_path)
     assert not any(pid.endswith(("rep4", "rep5")) for pid in ran)
     capsys.readouterr()
-    (merged,) = merge.merge_all([s.path for s in shards], tmp_path / "results")
+    (merged,), _ = merge.merge_all([s.path for s in shards], tmp_path / "results")
     err = capsys.readouterr().err
     assert "repeat: auto: 2 checks straddle their bounds (buffer=175pkt, cc=bbr; buffer=50pkt, cc=bbr)" in err
     assert read_json(merged.path / "run.json")["status"] == "incomplete"
@@ -182,7 +182,7 @@ def test_results_roots_merge_each_experiments_newest_shards(tmp_path, table):
     old = sweep(seed=9)
     runner.run_experiment(old, tmp_path / "host1", shard=part(old, 1))  # an earlier sweep: not taken
     one, two = run_shards(exp, tmp_path)
-    (merged,) = merge.merge_all([tmp_path / "host1", tmp_path / "host2"], tmp_path / "results")
+    (merged,), _ = merge.merge_all([tmp_path / "host1", tmp_path / "host2"], tmp_path / "results")
     meta = read_json(merged.path / "run.json")
     assert [s["dir"] for s in meta["merged"]["shards"]] == [str(one.path), str(two.path)]
     assert meta["status"] == "complete"
@@ -211,3 +211,22 @@ def test_a_merged_run_plots_reports_and_exports_like_any_run(tmp_path, step_run,
     assert cli.main(["export", str(merged.path), "--out", str(tmp_path / "tables")]) == 0
     rows = (tmp_path / "tables" / "points.csv").read_text().splitlines()
     assert len(rows) == 2 and json.loads(json.dumps(rows))
+
+
+def test_an_experiment_that_cannot_be_merged_here_stops_no_other(tmp_path, table, capsys):
+    import yaml
+
+    exp, other = sweep(), sweep(name="traced")
+    run_shards(exp, tmp_path)
+    one, two = run_shards(other, tmp_path)
+    for shard_run in (one, two):  # its trace is on the hosts, not on this machine
+        raw = yaml.safe_load((shard_run.path / "spec.yaml").read_text())
+        raw["link"]["trace"] = str(tmp_path / "elsewhere" / "lte.up")
+        (shard_run.path / "spec.yaml").write_text(yaml.safe_dump(raw))
+    capsys.readouterr()
+    assert cli.main(["merge", str(tmp_path / "host1"), str(tmp_path / "host2"),
+                     "--into", str(tmp_path / "results")]) == 2
+    out, err = capsys.readouterr()
+    merged = RunDir.latest(tmp_path / "results", "sweep")
+    assert out.count("results: ") == 1 and f"results: {merged.path}" in out
+    assert "bbrlab: merge: traced: link.trace:" in err and "no such trace file" in err

@@ -173,3 +173,29 @@ def test_a_finished_shard_is_not_run_again(tmp_path, measured, capsys):
     out, err = capsys.readouterr()
     assert f"shard 2/2 of sweep is done ({done.path}; --fresh runs it again)" in err
     assert out == f"results: {done.path}\n" and len(ran) == 2
+
+
+def test_a_suite_shard_runs_its_part_of_each_experiment(tmp_path, measured, monkeypatch, capsys):
+    from bbrlab import merge
+
+    table, ran = measured
+    table.update({(cc, 1): 50.0 for cc in ("bbr", "cubic")})
+    monkeypatch.setattr(cli, "_preflight", lambda points: None)
+    monkeypatch.setattr(cli, "_calibration", lambda args, points: None)
+    exps = [e for e in suite.experiments(REPO / "experiments", quick=True) if e.name in ("step", "figure5")]
+    every = {(p.experiment, p.id) for e in exps for p in e.points}
+    for k in (1, 2):
+        ran.clear()
+        argv = ["--results", str(tmp_path / f"host{k}"), "suite", "--quick", "--shard", f"{k}/2", "step", "figure5"]
+        assert cli.main(argv) == 0
+        mine = suite.shards(exps, shard.Shard(k, 2))
+        assert sorted(ran) == sorted(p for part in mine.values() for p in part["points"])
+        assert not (tmp_path / f"host{k}" / "report.md").exists()  # the merged runs are reported
+    ran.clear()
+    assert cli.main(["--results", str(tmp_path / "host1"), "suite", "--quick", "--shard", "1/2", "step",
+                     "figure5"]) == 0
+    assert ran == [] and ": done (" in capsys.readouterr().err  # a shard's finished runs are not run again
+    merged, errors = merge.merge_all([tmp_path / "host1", tmp_path / "host2"], tmp_path / "results")
+    assert errors == []
+    assert {(r.path.parent.name, p) for r in merged for p in r.finished_points()} == every
+    assert all(read_json(r.path / "run.json")["status"] == "complete" for r in merged)
