@@ -30,7 +30,7 @@ from .errors import BbrlabError
 from .results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json, write_atomic, write_json
 
 
-class Shard:
+class ShardRun:
     """One shard's run: its directory, run.json and the identity of what it measures."""
 
     def __init__(self, rundir: RunDir):
@@ -40,8 +40,10 @@ class Shard:
         if not self.part:
             raise BbrlabError(f"merge: {rundir.path} is not a shard's run (run.json has no shard; "
                               "shards are run with --shard K/N)")
-        # what the runner recorded (its spec's identity); else the identity of its spec.yaml
-        self.digest = self.meta.get("spec_hash") or rundir.identity()
+        # what its spec.yaml measures, and what the runner recorded (the merged run keeps it:
+        # a trace's identity needs the trace file, which may be on the hosts only)
+        self.identity = rundir.identity()
+        self.digest = self.meta.get("spec_hash") or self.identity
         self.host = (self.meta.get("system") or {}).get("hostname") or "?"
 
     @property
@@ -49,12 +51,13 @@ class Shard:
         return f"shard {self.part['index']}/{self.part['count']}"
 
 
-def _refuse_mismatch(shards: list[Shard]) -> None:
+def _refuse_mismatch(shards: list[ShardRun]) -> None:
     first = shards[0]
     for other in shards[1:]:
-        if other.digest != first.digest:
-            raise BbrlabError(f"merge: {first.rundir.path} measures spec {first.digest} but {other.rundir.path} "
-                              f"measures {other.digest}: shards of different specs are not merged")
+        for ours, theirs in ((first.identity, other.identity), (first.digest, other.digest)):
+            if ours != theirs:
+                raise BbrlabError(f"merge: {first.rundir.path} measures spec {ours} but {other.rundir.path} "
+                                  f"measures {theirs}: shards of different specs are not merged")
         ours, theirs = first.meta.get("measurement", 2), other.meta.get("measurement", 2)
         if ours != theirs:
             raise BbrlabError(f"merge: {first.rundir.path} is of measurement {ours} but {other.rundir.path} "
@@ -78,12 +81,12 @@ def collect(paths: list[Path]) -> list[list[RunDir]]:
         if not root.is_dir():
             raise BbrlabError(f"merge: {root}: no such directory")
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            found = [Shard(r) for r in RunDir.runs(root, folder.name)
+            found = [ShardRun(r) for r in RunDir.runs(root, folder.name)
                      if read_json(r.path / "run.json").get("shard")]
             if not found:
                 continue
             newest = found[-1]
-            chosen: dict[int, Shard] = {}
+            chosen: dict[int, ShardRun] = {}
             for s in found:  # oldest first: the newest of each shard stays
                 if s.digest == newest.digest and s.part["count"] == newest.part["count"]:
                     chosen[s.part["index"]] = s
@@ -100,7 +103,7 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def _calibration(shards: list[Shard]) -> tuple[dict | None, str | None]:
+def _calibration(shards: list[ShardRun]) -> tuple[dict | None, str | None]:
     """The calibration the merged run is judged against, and why when the shards' differ:
     the strictest envelope (the lowest gate) when they were measured on other machines."""
     known = [s.meta["calibration"] for s in shards if s.meta.get("calibration")]
@@ -114,7 +117,7 @@ def _calibration(shards: list[Shard]) -> tuple[dict | None, str | None]:
                        f"the strictest envelope, {strictest.get('key')}")
 
 
-def _provenance(shard: Shard, kept: list[str]) -> dict:
+def _provenance(shard: ShardRun, kept: list[str]) -> dict:
     meta = shard.meta
     return {"dir": str(shard.rundir.path), "index": shard.part["index"], "count": shard.part["count"],
             "host": shard.host, "system": meta.get("system"), "calibration": meta.get("calibration"),
@@ -122,7 +125,7 @@ def _provenance(shard: Shard, kept: list[str]) -> dict:
             "sessions": meta.get("sessions", []), "points": shard.part.get("points", []), "kept": kept}
 
 
-def _missing(exp: spec.Experiment, shards: list[Shard], have: set[str]) -> list[dict]:
+def _missing(exp: spec.Experiment, shards: list[ShardRun], have: set[str]) -> list[dict]:
     """The planned points no shard finished, each with the shard that should have run it."""
     count = shards[0].part["count"]
     owners = {pid: s for s in shards for pid in s.part.get("points", [])}
@@ -138,11 +141,11 @@ def _missing(exp: spec.Experiment, shards: list[Shard], have: set[str]) -> list[
 
 def merge(rundirs: list[RunDir], root: Path, cli: list[str] | None = None) -> RunDir:
     """Merge the shards' runs RUNDIRS into a new run under ROOT (module docstring)."""
-    shards = [Shard(r) for r in rundirs]
+    shards = [ShardRun(r) for r in rundirs]
     _refuse_mismatch(shards)
     exp = spec.build(spec.load_raw(shards[0].rundir.path / "spec.yaml"),
                      default_name=shards[0].rundir.path.parent.name)
-    kept: dict[str, Shard] = {}
+    kept: dict[str, ShardRun] = {}
     overlaps = []
     for s in shards:
         for pid in sorted(s.rundir.finished_points()):
@@ -201,7 +204,7 @@ def _undecided(exp: spec.Experiment, merged: RunDir, root: Path) -> bool:
     return True
 
 
-def _say(exp: spec.Experiment, merged: RunDir, root: Path, shards: list[Shard], missing: list[dict]) -> None:
+def _say(exp: spec.Experiment, merged: RunDir, root: Path, shards: list[ShardRun], missing: list[dict]) -> None:
     done = len(merged.finished_points())
     print(f"merge: {len(shards)} shard(s) of {exp.name} into {merged.path}: {done} of {len(exp.points)} "
           "planned points", file=sys.stderr)
@@ -222,7 +225,7 @@ def merge_all(paths: list[Path], root: Path, cli: list[str] | None = None) -> tu
     shards are refused before anything is written."""
     groups = collect(paths)
     for group in groups:
-        _refuse_mismatch([Shard(r) for r in group])
+        _refuse_mismatch([ShardRun(r) for r in group])
     merged, errors = [], []
     for group in groups:
         try:

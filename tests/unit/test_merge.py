@@ -230,3 +230,14 @@ def test_an_experiment_that_cannot_be_merged_here_stops_no_other(tmp_path, table
     merged = RunDir.latest(tmp_path / "results", "sweep")
     assert out.count("results: ") == 1 and f"results: {merged.path}" in out
     assert "bbrlab: merge: traced: link.trace:" in err and "no such trace file" in err
+
+
+def test_a_shard_whose_spec_was_edited_to_measure_otherwise_is_refused(tmp_path, table):
+    import yaml
+
+    one, two = run_shards(sweep(), tmp_path)
+    raw = yaml.safe_load((two.path / "spec.yaml").read_text())
+    raw["seed"] = 2
+    (two.path / "spec.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    with pytest.raises(BbrlabError, match="shards of different specs are not merged"):
+        merge.merge_all([one.path, two.path], tmp_path / "results")
