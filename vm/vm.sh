@@ -13,6 +13,7 @@
 #   vm/vm.sh pull             copy the guest's results/ into the host's results/
 #                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
+#   vm/vm.sh ssh-config       the VM's ssh settings (host "default"), for ssh -F and Ansible
 #   vm/vm.sh destroy          destroy the VM, its volumes, and stop what we started
 #
 # Environment: BBRLAB_CACHE (default /var/cache/bbrlab) holds the box, the
@@ -356,6 +357,7 @@ case $cmd in
     push) do_push ;;
     pull) do_pull ;;
     provision-check) step provision-check do_provision_check ;;
+    ssh-config) require_running; vagrant_q ssh-config ;;
     destroy) step destroy do_destroy ;;
-    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|destroy" ;;
+    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|ssh-config|destroy" ;;
 esac

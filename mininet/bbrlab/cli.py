@@ -1,4 +1,4 @@
-"""bbrlab's command line: list, run, plot, suite, report, calibrate, export, compare,
+"""bbrlab's command line: list, run, plot, suite, merge, report, calibrate, export, compare,
 format-doc, preflight, clean.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
@@ -15,9 +15,12 @@ from pathlib import Path
 from . import spec
 from .errors import BbrlabError, SpecError, did_you_mean
 from .metadata import REPO
+from .selection import parse_only, select
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 2, 3, 130
+SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
+              "every host; `bbrlab merge` combines the shards' runs")
 
 
 def experiment_path(name: str) -> Path:
@@ -35,40 +38,6 @@ def experiment_path(name: str) -> Path:
 
 def _load(args) -> spec.Experiment:
     return spec.load(experiment_path(args.experiment), args.set or [], quick=args.quick)
-
-
-def parse_only(texts: list[str]) -> dict[str, list[str]]:
-    """--only AXIS=VALUE options -> {axis label: [values as written]}; several values of one
-    axis are a union (--only loss=1% --only loss=10% keeps both)."""
-    only: dict[str, list[str]] = {}
-    for text in texts or []:
-        key, sep, value = text.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise SpecError(f"--only {text}: expected AXIS=VALUE, e.g. --only cc=bbr")
-        values = only.setdefault(key.strip(), [])
-        if value.strip() not in values:
-            values.append(value.strip())
-    return only
-
-
-def select(exp: spec.Experiment, only: dict[str, list[str]]) -> list[spec.Point]:
-    """The points whose sweep parameters match ONLY ({axis label: values as written}):
-    any of an axis's values, on every axis named."""
-    for key in only:
-        if key not in exp.axes:
-            raise SpecError(f"--only {key}: not a sweep axis of {exp.name}{did_you_mean(key, exp.axes)} "
-                            f"(axes: {', '.join(exp.axes) or 'none'})")
-    chosen = [p for p in exp.points if all(str(p.params[k]) in vals for k, vals in only.items())]
-    if not chosen:
-        values = "; ".join(f"{k}: {', '.join(map(str, exp.axes[k]))}" for k in only)
-        raise SpecError(f"--only {', '.join(f'{k}={v}' for k, vals in only.items() for v in vals)}: "
-                        f"no point of {exp.name} matches (values: {values})")
-    for key, vals in only.items():
-        unmatched = [v for v in vals if v not in map(str, exp.axes[key])]
-        if unmatched:
-            raise SpecError(f"--only {key}={unmatched[0]}: not a value of {key} in {exp.name} "
-                            f"(values: {', '.join(map(str, exp.axes[key]))})")
-    return chosen
 
 
 def _preflight(points: list[spec.Point]) -> None:
@@ -101,10 +70,34 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _shard(args, points: list[spec.Point]) -> dict | None:
+    """--shard K/N: this host's part of POINTS (shard.record); the partition said on stderr."""
+    if not args.shard:
+        return None
+    from . import shard
+
+    which = shard.parse(args.shard)
+    print("\n".join(shard.lines(points, which)), file=sys.stderr)
+    return shard.record(which, shard.points_of(points, which))
+
+
 def cmd_run(args) -> int:
     exp = _load(args)
     only = parse_only(args.only)
     subset = select(exp, only) if only else list(exp.points)
+    part = _shard(args, list(exp.points))
+    if part is not None:
+        subset = [p for p in subset if p.id in part["points"]]
+        if not subset:
+            print(f"shard {args.shard}: no point of {exp.name} to run here", file=sys.stderr)
+            return 0
+        from . import suite
+
+        done = suite.state(exp, Path(args.results), not args.fresh, part)[1]
+        if done is not None and not args.dry_run:  # a shard, like a suite's experiment, runs once
+            print(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)", file=sys.stderr)
+            print(f"results: {done.path}")
+            return 0
     if args.dry_run:
         from .topo import build_plan, describe
 
@@ -113,7 +106,7 @@ def cmd_run(args) -> int:
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
         from .estimate import lines
 
-        print("\n".join(lines(exp, subset, Path(args.results))))
+        print("\n".join(lines(exp, subset, Path(args.results), part)))
         seen = set()
         for point in subset:
             plan = build_plan(point)
@@ -130,7 +123,7 @@ def cmd_run(args) -> int:
         calibration = _calibration(args, subset)
         rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
                                        cli=sys.argv[1:], subset=subset if only else None,
-                                       calibration=calibration)
+                                       calibration=calibration, shard=part)
     except runner.Interrupted as exc:
         print(f"bbrlab: {exc}", file=sys.stderr)
         return EXIT_INTERRUPT
@@ -142,29 +135,14 @@ def cmd_run(args) -> int:
 
 
 def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
-    """Every experiment in experiments/, shortest first (first results come soonest)."""
-    exps = [spec.load(path, quick=quick) for path in sorted(EXPERIMENTS.glob("*.yaml"))]
-    return sorted(exps, key=lambda e: (sum(p.duration for p in e.points), e.name))
+    from . import suite
 
-
-def _suite_state(exp: spec.Experiment, root: Path, resume: bool):
-    """(EXP's points a suite still has to run, its finished run with this spec or None).
-
-    A suite continues where it stopped: an experiment whose newest run with the same spec
-    is complete is done, an unfinished one is resumed (--fresh: everything runs again)."""
-    from .results import RunDir
-
-    found = RunDir.find_same_spec(root, exp.name, exp.identity) if resume else None
-    if found is None:
-        return list(exp.points), None
-    rundir, complete = found
-    if complete:
-        return [], rundir
-    done = rundir.finished_points()
-    return [p for p in exp.points if p.id not in done], None
+    return suite.experiments(EXPERIMENTS, quick)
 
 
 def cmd_suite(args) -> int:
+    from . import shard, suite
+
     exps = suite_experiments(args.quick)
     if args.experiments:
         known = {e.name for e in exps}
@@ -173,14 +151,17 @@ def cmd_suite(args) -> int:
             raise SpecError(f"unknown experiment(s) {', '.join(unknown)}{did_you_mean(unknown[0], known)} "
                             f"(known: {', '.join(sorted(known))})")
         exps = [e for e in exps if e.name in args.experiments]
-    points = [p for e in exps for p in e.points]
+    parts = suite.shards(exps, shard.parse(args.shard)) if args.shard else None
+    if parts is not None:  # this host's part of the whole suite's grid
+        exps = [e for e in exps if e.name in parts]
+    points = [p for e in exps for p in e.points if parts is None or p.id in parts[e.name]["points"]]
     _preflight(points)
     from . import report, runner, summary
     from .results import read_json
 
     root = Path(args.results)
     total = sum(p.duration for p in points)
-    state = {e.name: _suite_state(e, root, resume=not args.fresh) for e in exps}
+    state = {e.name: suite.state(e, root, not args.fresh, parts and parts[e.name]) for e in exps}
     left = {name: todo for name, (todo, _) in state.items()}
     remaining = sum(p.duration for todo in left.values() for p in todo)
     points_left = sum(map(len, left.values()))
@@ -219,7 +200,7 @@ def cmd_suite(args) -> int:
         points_left -= len(left[exp.name])
         try:
             rundir = runner.run_experiment(exp, root, resume=not args.fresh, cli=sys.argv[1:],
-                                           calibration=calibration)
+                                           calibration=calibration, shard=parts and parts[exp.name])
         except runner.Interrupted as exc:
             print(f"bbrlab: {exc}", file=sys.stderr)
             return EXIT_INTERRUPT
@@ -231,7 +212,7 @@ def cmd_suite(args) -> int:
     walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
     flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
     # the whole suite: what has not run is named (nothing at all ran: no report)
-    out = report.write(root, suite_experiments()) if verdicts else None
+    out = report.write(root, suite_experiments()) if verdicts and parts is None else None  # shards: merged
     print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
           f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
     for name, v in verdicts.items():
@@ -247,10 +228,22 @@ def cmd_suite(args) -> int:
     return 0
 
 
+def cmd_merge(args) -> int:
+    from . import merge
+
+    runs, errors = merge.merge_all([Path(d) for d in args.dirs], Path(args.into or args.results), sys.argv[1:])
+    for rundir in runs:
+        print(f"results: {rundir.path}")
+    for error in errors:
+        print(f"bbrlab: merge: {error}", file=sys.stderr)
+    return EXIT_ERROR if errors else 0
+
+
 def cmd_report(args) -> int:
     from . import report
 
-    out = report.write(Path(args.results), suite_experiments(), Path(args.out) if args.out else None)
+    exps = [spec.load(experiment_path(e)) for e in args.experiments] if args.experiments else suite_experiments()
+    out = report.write(Path(args.results), exps, Path(args.out) if args.out else None)
     print(f"report: {out}")
     return 0
 
@@ -311,20 +304,9 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
-    """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file or its quick
-    profile when that measures what the run measured, else None: a --set run, or a file
-    changed since). Today's claims, plot or title then judge the run again, beside its own
-    verdict (summary.rejudge); the run's spec.yaml and verdict.json stay as they are."""
-    ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
-    path = EXPERIMENTS / f"{ran.name}.yaml"
-    for quick in (False, True):
-        try:
-            today = spec.load(path, quick=quick)
-        except SpecError:  # no such file, or one that no longer parses
-            break
-        if today.identity == ran.identity:
-            return ran, today
-    return ran, None
+    from . import summary
+
+    return summary.judging_specs(rundir, EXPERIMENTS)
 
 
 def _strict_status(args, verdict: dict) -> int:
@@ -433,6 +415,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
     run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
+    run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
     run.set_defaults(func=cmd_run)
     plot = command("plot", help="redraw figure and verdict from a results directory")
     plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
@@ -450,8 +433,17 @@ def parser() -> argparse.ArgumentParser:
     suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
     suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
     suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
+    suite.add_argument("--shard", metavar="K/N", help=SHARD_HELP + " (of the whole suite's grid)")
     suite.set_defaults(func=cmd_suite)
+    merging = command("merge", help="combine shards' runs (--shard K/N) into one run: judged, plotted "
+                      "and reported like a run of the whole grid")
+    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shards' run directories, or results "
+                         "roots holding them (each root: the newest shard runs of each experiment)")
+    merging.add_argument("--into", help="results root of the merged runs (default: --results)")
+    merging.set_defaults(func=cmd_merge)
     rep = command("report", help="write the one-page report from the latest run of each experiment")
+    rep.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="only these experiments: names in "
+                     "experiments/ or YAML files (default: every experiment in experiments/)")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(func=cmd_report)
     cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "

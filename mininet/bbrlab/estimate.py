@@ -35,8 +35,8 @@ def measured_overhead(root: Path, name: str) -> tuple[float, str] | None:
     return sum(found) / len(found), f"the newest runs of {len(found)} experiment(s) under {root}"
 
 
-def lines(exp: Experiment, points: list[Point], root: Path) -> list[str]:
-    """What a run of POINTS of EXP will cost and where it will write, as text."""
+def lines(exp: Experiment, points: list[Point], root: Path, shard: dict | None = None) -> list[str]:
+    """What a run of POINTS of EXP (on SHARD, shard.record) will cost and where it will write, as text."""
     flows = sum(p.duration for p in points)
     cost = measured_overhead(root, exp.name)
     if cost is None:
@@ -45,7 +45,7 @@ def lines(exp: Experiment, points: list[Point], root: Path) -> list[str]:
         per, where = cost
         wall = (f"wall time: about {(flows + per * len(points)) / 60:.1f} min ({per:.0f} s per point beyond "
                 f"its flows, as measured in {where})")
-    resumable = RunDir.find_resumable(root, exp.name, exp.identity)
+    resumable = RunDir.find_resumable(root, exp.name, exp.identity, shard)
     if resumable is not None:
         done = len(resumable.finished_points())
         goes = f"results: resumes {resumable.path} ({done} points done there)"

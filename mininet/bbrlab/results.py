@@ -95,31 +95,35 @@ class RunDir:
         return cls(path)
 
     @classmethod
-    def find_resumable(cls, root: Path, experiment: str, digest: str) -> "RunDir | None":
-        """The newest unfinished run of EXPERIMENT with the same spec, if any."""
-        for path, meta in cls._same_spec(root, experiment, digest):
+    def find_resumable(cls, root: Path, experiment: str, digest: str, shard: dict | None = None) -> "RunDir | None":
+        """The newest unfinished run of EXPERIMENT with the same spec, if any (SHARD: of the
+        same part of the grid, shard.record; None: a run of the whole grid)."""
+        for path, meta in cls._same_spec(root, experiment, digest, shard):
             if meta.get("status") != "complete":
                 return cls(path)
         return None
 
     @classmethod
-    def find_same_spec(cls, root: Path, experiment: str, digest: str) -> "tuple[RunDir, bool] | None":
-        """The newest run of EXPERIMENT with the same spec, and whether it is complete."""
-        for path, meta in cls._same_spec(root, experiment, digest):
+    def find_same_spec(cls, root: Path, experiment: str, digest: str,
+                       shard: dict | None = None) -> "tuple[RunDir, bool] | None":
+        """The newest run of EXPERIMENT with the same spec (and SHARD), and whether it is complete."""
+        for path, meta in cls._same_spec(root, experiment, digest, shard):
             return cls(path), meta.get("status") == "complete"
         return None
 
     @classmethod
-    def _same_spec(cls, root: Path, experiment: str, digest: str):
+    def _same_spec(cls, root: Path, experiment: str, digest: str, shard: dict | None = None):
         """(path, run.json) of EXPERIMENT's runs that measure what identity DIGEST does,
-        newest first. A run whose run.json holds another hash (one written before the
-        identity left out claims, plot and titles) is identified by its spec.yaml."""
+        newest first, and run the part of the grid SHARD names (None: the whole grid; a
+        shard is never resumed into another, nor the whole grid into a shard). A run whose
+        run.json holds another hash (one written before the identity left out claims, plot
+        and titles) is identified by its spec.yaml."""
         for path in reversed(cls._runs(root, experiment, "run.json")):
             try:
                 meta = json.loads((path / "run.json").read_text())
             except ValueError:
                 continue
-            if meta.get("measurement", 2) != MEASUREMENT:
+            if meta.get("measurement", 2) != MEASUREMENT or meta.get("shard") != shard:
                 continue
             if meta.get("spec_hash") == digest or cls(path).identity() == digest:
                 yield path, meta
@@ -164,6 +168,11 @@ class RunDir:
             return (match.group(1), int(match.group(2) or 0)) if match else (path.name, 0)
 
         return sorted((p for p in base.iterdir() if (p / marker).is_file()), key=order)
+
+    @classmethod
+    def runs(cls, root: Path, experiment: str) -> "list[RunDir]":
+        """EXPERIMENT's runs under ROOT, oldest first."""
+        return [cls(p) for p in cls._runs(root, experiment, "run.json")]
 
     @classmethod
     def newest(cls, root: Path, experiment: str, marker: str = "run.json") -> "RunDir | None":

@@ -190,20 +190,13 @@ def more_repetitions(exp: Experiment, rundir: RunDir, allowed: set[str] | None =
     that has fewer than exp.repeat_max). Checks set aside as untrusted are not repeated: more
     runs of a CPU-bound point decide nothing. ALLOWED: the only grid points (as verdicts name
     them) that may be added to (a run of --only)."""
-    records = rundir.point_records()
-    verdict = claims.verdict(exp.claims, records, summary.fidelity_gate(rundir, exp))
-    straddling = claims.straddling(verdict)
-    done: dict[str, list[int]] = {}
-    for record in records:
-        done.setdefault(claims.point_name(record), []).append(record["repetition"])
-    wanted = {name for check in straddling for name in check["points"]
-              if len(done.get(name, ())) < exp.repeat_max and (allowed is None or name in allowed)}
+    count, wanted = summary.undecided(rundir, exp, allowed)
     points = []
     for p in exp.points:
         name = claims.point_name({"params": p.params})
         if p.repetition == 1 and name in wanted:
-            points.append(replace(p, repetition=max(done[name]) + 1))
-    return len(straddling), _by_shape(points)
+            points.append(replace(p, repetition=wanted[name] + 1))
+    return count, _by_shape(points)
 
 
 def repeat_until_decided(exp: Experiment, rundir: RunDir, run, progress: Progress,
@@ -247,26 +240,32 @@ def _still_undecided(exp: Experiment, rundir: RunDir) -> list[Point]:
 
 def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
                    cli: list[str] | None = None, subset: list[Point] | None = None,
-                   calibration: dict | None = None) -> RunDir:
+                   calibration: dict | None = None, shard: dict | None = None) -> RunDir:
     """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory;
     then, for `repeat: auto`, more repetitions where a claim is undecided.
 
     CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
-    the points beyond it are judged inconclusive."""
+    the points beyond it are judged inconclusive. SHARD (shard.record): this host's part
+    of the grid, recorded in run.json: only its points are planned, only a run of the same
+    part is resumed, and `repeat: auto` is left to the merged run (shard.py)."""
     wanted = {p.id for p in subset} if subset is not None else None
-    planned = {p.id for p in exp.points}
-    rundir = RunDir.find_resumable(root, exp.name, exp.identity) if resume else None
+    planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
+    if shard is not None:
+        wanted = planned & wanted if wanted is not None else planned
+    rundir = RunDir.find_resumable(root, exp.name, exp.identity, shard) if resume else None
     if rundir is not None:
         rundir.adopt_spec(exp.source, exp.identity)  # today's claims judge it when it finishes
         meta = metadata.read_run(rundir)
         finished = rundir.finished_points()
         extra = len(finished - planned)
-        print(f"resuming {rundir.path} ({len(finished & planned)} of {len(exp.points)} points done"
+        print(f"resuming {rundir.path} ({len(finished & planned)} of {len(planned)} points done"
               + (f", and {extra} added by repeat: auto" if extra else "") + ")", file=sys.stderr)
     else:
         rundir = RunDir.create(root, exp.name)
         write_atomic(rundir.path / "spec.yaml", exp.source)
         meta = metadata.new_run(exp, exp.identity, cli or [])
+        if shard is not None:
+            meta["shard"] = shard
     meta["status"] = "running"
     meta.setdefault("sessions", []).append({"started": time.time(), "git": metadata.git_revision()})
     if calibration is not None:
@@ -291,7 +290,7 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
     try:
         for point in todo:
             run(point)
-        if exp.adaptive:
+        if exp.adaptive and shard is None:
             allowed = None if subset is None else {claims.point_name({"params": p.params}) for p in subset}
             repeat_until_decided(exp, rundir, run, progress, allowed)
             undecided = _still_undecided(exp, rundir)

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import claims, metadata, plots
-from .errors import BbrlabError
+from . import claims, metadata, plots, spec
+from .errors import BbrlabError, SpecError
 from .results import RunDir, read_json, write_atomic, write_json
 from .spec import Experiment
 
@@ -36,6 +36,21 @@ def fidelity_gate(rundir: RunDir, exp: Experiment) -> dict | None:
         return None
     return {"rate_bps": float(gate["rate_bps"]), "run": cal.get("file"),
             "failed": f"calibration {cal.get('key')}: {gate['failed']}"}
+
+
+def undecided(rundir: RunDir, exp: Experiment, allowed: set[str] | None = None) -> tuple[int, dict[str, int]]:
+    """`repeat: auto`'s reading of RUNDIR: (how many claim checks straddle their bound,
+    {grid point as verdicts name it: its highest repetition so far} of the points such a
+    check rests on that have fewer than exp.repeat_max repetitions). Checks set aside as
+    untrusted do not count: more runs of a CPU-bound point decide nothing. ALLOWED: the
+    only grid points that may be named (a run of --only)."""
+    records = rundir.point_records()
+    straddling = claims.straddling(claims.verdict(exp.claims, records, fidelity_gate(rundir, exp)))
+    done: dict[str, list[int]] = {}
+    for record in records:
+        done.setdefault(claims.point_name(record), []).append(record["repetition"])
+    return len(straddling), {name: max(done.get(name, [0])) for check in straddling for name in check["points"]
+                             if len(done.get(name, ())) < exp.repeat_max and (allowed is None or name in allowed)}
 
 
 # A re-judgement's files, beside the run's own (which stay as the run wrote them).
@@ -130,3 +145,20 @@ def rejudge(rundir: RunDir, exp: Experiment, why: str, formats: tuple[str, ...] 
     print(f"re-judged ({why}): {files['verdict'].name} and {figure.name} written beside the run's own "
           "verdict.json and metrics.json, which are kept as the run wrote them", file=sys.stderr)
     return _show(v, figure)
+
+
+def judging_specs(rundir: RunDir, folder: Path) -> tuple[Experiment, Experiment | None]:
+    """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file in FOLDER or its quick
+    profile when that measures what the run measured, else None: a --set run, or a file
+    changed since). Today's claims, plot or title then judge the run again, beside its own
+    verdict (summary.rejudge); the run's spec.yaml and verdict.json stay as they are."""
+    ran = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name=rundir.path.parent.name)
+    path = folder / f"{ran.name}.yaml"
+    for quick in (False, True):
+        try:
+            today = spec.load(path, quick=quick)
+        except SpecError:  # no such file, or one that no longer parses
+            break
+        if today.identity == ran.identity:
+            return ran, today
+    return ran, None

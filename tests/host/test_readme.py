@@ -1,7 +1,7 @@
 """Every command the README shows runs as shown, on this host and without the VM: what
 measures is run with --dry-run added (its options and the plan are checked, nothing runs),
-what needs root and the kernel (preflight, calibrate, clean, tests/run.sh, vagrant) is left
-to CI, and `<run>` stands for a results directory made from a captured point."""
+what needs root and the kernel (preflight, calibrate, clean, tests/run.sh, vagrant) or other
+hosts (ansible-playbook: tests/sweep.sh) is left to CI, and `<run>` stands for a results directory made from a captured point."""
 
 import re
 import shlex
@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-LEFT_TO_CI = ("tests/run.sh", "vagrant", "bbrlab preflight", "bbrlab calibrate", "bbrlab clean")
+LEFT_TO_CI = ("tests/run.sh", "vagrant", "ansible-playbook", "bbrlab preflight", "bbrlab calibrate", "bbrlab clean")
 MEASURING = {"all", "bbr", "cubic"}
 
 

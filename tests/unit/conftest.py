@@ -1,6 +1,7 @@
 """Offline unit tests: where Mininet is not installed, the two names links.py takes from
 it are stood in for by empty classes, so the testbed's modules import on any host; and
-`step_run`, a results directory made from a captured point."""
+`step_run`, a results directory made from a captured point; `measured`, the runner run
+offline on a stand-in testbed."""
 
 import importlib.machinery
 import os
@@ -75,3 +76,45 @@ def step_run():
         return rundir
 
     return make
+
+
+class FakeTestbed:
+    def __init__(self, plan):
+        self.plan = plan
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def configure(self, plan):
+        self.plan = plan
+
+    def snapshot(self):
+        return {}
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """Run points offline; TABLE[(cc, repetition)] is what a point measures (a dict of metrics
+    or a number for m); the list it returns names the points run, in order."""
+    from bbrlab import analysis, plots, runner
+
+    ran = []
+    table = {}
+
+    def analyze(point, plan, folder, t0, launches, end):
+        ran.append(point.id)
+        value = table[(point.params["cc"], point.repetition)]
+        if isinstance(value, BaseException):
+            raise value
+        metrics = value if isinstance(value, dict) else {"rtt_p50_ms": value}
+        return {}, {"goodput_mbps": 1.0, **metrics}
+
+    monkeypatch.setattr(runner, "Testbed", FakeTestbed)
+    monkeypatch.setattr(runner, "run_point", lambda testbed, point, plan, folder: {
+        "t0": 0.0, "launches": {}, "end": point.duration, "run_seconds": point.duration, "events": []})
+    monkeypatch.setattr(analysis, "analyze", analyze)
+    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v, **how: rundir.path / "auto.png")
+    return table, ran

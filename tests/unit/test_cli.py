@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bbrlab import cli, spec
+from bbrlab import cli, spec, suite
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -234,18 +234,18 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
         assert todo == []
         return finished.path
 
-    assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)  # never ran
+    assert suite.state(exp, tmp_path, resume=True) == (list(exp.points), None)  # never ran
     digest = exp.identity
     run("incomplete", digest, ["cc=bbr,rep1"])
-    todo, finished = cli._suite_state(exp, tmp_path, resume=True)
+    todo, finished = suite.state(exp, tmp_path, resume=True)
     assert [p.id for p in todo] == ["cc=cubic,rep1"] and finished is None  # resumed: only the missing point
     complete = run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"])
-    assert done(cli._suite_state(exp, tmp_path, resume=True)) == complete.path  # done: skipped
-    assert cli._suite_state(exp, tmp_path, resume=False) == (list(exp.points), None)  # --fresh
+    assert done(suite.state(exp, tmp_path, resume=True)) == complete.path  # done: skipped
+    assert suite.state(exp, tmp_path, resume=False) == (list(exp.points), None)  # --fresh
     run("complete", "0" * 16, ["cc=bbr,rep1", "cc=cubic,rep1"])  # newer, but of another spec
-    assert done(cli._suite_state(exp, tmp_path, resume=True)) == complete.path
+    assert done(suite.state(exp, tmp_path, resume=True)) == complete.path
     summary_cut = run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], verdict=False)
-    assert done(cli._suite_state(exp, tmp_path, resume=True)) == summary_cut.path  # summarized, not rerun
+    assert done(suite.state(exp, tmp_path, resume=True)) == summary_cut.path  # summarized, not rerun
 
 
 def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_path):
@@ -256,7 +256,7 @@ def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_p
     write_json(rundir.path / "run.json", {"status": "incomplete", "spec_hash": exp.identity,
                                           "measurement": MEASUREMENT - 1})
     write_json(rundir.points_dir / "cc=bbr,rep1" / "metrics.json", {})
-    assert cli._suite_state(exp, tmp_path, resume=True) == (list(exp.points), None)
+    assert suite.state(exp, tmp_path, resume=True) == (list(exp.points), None)
     assert RunDir.find_resumable(tmp_path, "figure5", exp.identity) is None
 
 

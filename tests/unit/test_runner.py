@@ -2,7 +2,7 @@
 
 import pytest
 
-from bbrlab import analysis, plots, runner, spec
+from bbrlab import runner, spec
 from bbrlab.results import read_json
 
 CLAIMS = [
@@ -11,50 +11,10 @@ CLAIMS = [
 ]
 
 
-class FakeTestbed:
-    def __init__(self, plan):
-        self.plan = plan
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def configure(self, plan):
-        self.plan = plan
-
-    def snapshot(self):
-        return {}
-
-
 def experiment(repeat, claims=CLAIMS) -> spec.Experiment:
     return spec.build({"name": "auto", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "175pkt"},
                        "flows": [{"cc": ["bbr", "cubic"], "duration": "10s"}], "repeat": repeat,
                        "claims": claims})
-
-
-@pytest.fixture
-def measured(monkeypatch):
-    """Run points offline; TABLE[(cc, repetition)] is what a point measures (a dict of metrics
-    or a number for m); the list it returns names the points run, in order."""
-    ran = []
-    table = {}
-
-    def analyze(point, plan, folder, t0, launches, end):
-        ran.append(point.id)
-        value = table[(point.params["cc"], point.repetition)]
-        if isinstance(value, BaseException):
-            raise value
-        metrics = value if isinstance(value, dict) else {"rtt_p50_ms": value}
-        return {}, {"goodput_mbps": 1.0, **metrics}
-
-    monkeypatch.setattr(runner, "Testbed", FakeTestbed)
-    monkeypatch.setattr(runner, "run_point", lambda testbed, point, plan, folder: {
-        "t0": 0.0, "launches": {}, "end": point.duration, "run_seconds": point.duration, "events": []})
-    monkeypatch.setattr(analysis, "analyze", analyze)
-    monkeypatch.setattr(plots, "draw", lambda exp, rundir, records, v, **how: rundir.path / "auto.png")
-    return table, ran
 
 
 def cubic_holds(table):
