@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import traces, units
+from . import workload as workloads
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
 from .checks import count as _count
@@ -50,18 +51,21 @@ SWEEPABLE = (
     "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
     "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval", "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
-    "flows.*.until", "flows.*.size", "flows.*.rtt",
+    "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
+    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes",
 )
-TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
+TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
              "shaper", "trace", "trace_interval"}
-FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
+FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload"}
+# what a group of many short flows (`workload`) takes besides it: one sender sends them all
+WORKLOAD_FLOW_KEYS = {"cc", "start", "rtt", "loss", "class", "workload"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
-MEASURED_KEYS = ("link", "pacing", "flows", "sysctls", "sampling", "repeat", "seed")
+MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed")
 PLOT_KEYS = {"kind", "title"}
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
@@ -134,6 +138,9 @@ class FlowGroup:
     until: float | None = None
     size: int | None = None
     rtt: float | None = None
+    loss: float | None = None  # the group's own random loss on its data direction (else link.loss)
+    name: str | None = None  # the class's name in figures and reports (`class`)
+    workload: workloads.Workload | None = None  # many short flows (workload.py) instead of COUNT long ones
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,10 @@ class Point:
         """Seconds from the first start to the last configured end (size flows: unknown, 0)."""
         ends = [0.0]
         for group in self.flows:
+            if group.workload is not None:
+                wl = group.workload
+                ends.append(group.start + (wl.duration if wl.duration is not None else wl.count * wl.gap))
+                continue
             for i in range(group.count):
                 start = group.start + i * group.stagger
                 if group.until is not None:
@@ -331,29 +342,44 @@ def _link(raw: Any) -> Link:
     return link
 
 
-def _flows(raw: Any) -> tuple[FlowGroup, ...]:
+def _flows(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
     if not isinstance(raw, list) or not raw:
         raise SpecError("flows: expected a non-empty list of flow groups")
     groups = []
     for i, group in enumerate(raw):
         key = f"flows.{i}"
         group = _check_keys(group, FLOW_KEYS, key)
-        cc = group.get("cc")
+        cc = group.get("cc", default_cc)
         if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
-            raise SpecError(f"{key}.cc: expected a congestion control name like 'bbr', got {cc!r}")
+            where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
+            raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
+        name = group.get("class")
+        if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
+            raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
+        loss = units.fraction(group["loss"], f"{key}.loss") if group.get("loss") is not None else None
+        rtt = units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None
+        start = units.duration(group.get("start", "0s"), f"{key}.start")
+        if "workload" in group:
+            for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
+                raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
+                                f"are the workload's: {key}.workload)")
+            groups.append(FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name,
+                                    workload=workloads.parse(group["workload"], f"{key}.workload")))
+            continue
         ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
         if len(ends) != 1:
-            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'})")
+            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'}), "
+                            "or a workload of short flows")
         flow = FlowGroup(
             cc=cc,
             count=_count(group.get("count", 1), f"{key}.count"),
-            start=units.duration(group.get("start", "0s"), f"{key}.start"),
+            start=start,
             stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
             duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
                       if group.get("duration") is not None else None),
             until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
             size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-            rtt=units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None,
+            rtt=rtt, loss=loss, name=name,
         )
         last_start = flow.start + (flow.count - 1) * flow.stagger
         if flow.until is not None and flow.until <= last_start:
@@ -412,7 +438,7 @@ def _leaf_paths(raw: dict) -> list[str]:
 def resolve_key(raw: dict, key: str) -> str:
     """Full dotted path for KEY: itself when it is a path, else a unique leaf name ('rate')."""
     first = key.split(".")[0]
-    if first in TOP_KEYS:
+    if first in TOP_KEYS and not (key == "cc" and "cc" not in raw):  # else `cc` is a flow group's
         return key
     matches = [p for p in _leaf_paths(raw) if p.endswith("." + key) or p == key]
     if len(matches) > 1:
@@ -420,6 +446,10 @@ def resolve_key(raw: dict, key: str) -> str:
         present = [p for p in matches if _get(raw, p) is not None]
         if len(present) == 1:
             return present[0]
+        # 'loss' means link.loss when neither it nor a group's own loss is written
+        shared = [p for p in matches if not p.startswith("flows.")]
+        if not present and len(shared) == 1 and shared[0] != "cc":
+            return shared[0]
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -585,7 +615,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         params = {labels[p]: v for p, v in zip(axes, combo)}
         link = _link(concrete["link"])
         pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
-        flows = _flows(concrete["flows"])
+        flows = _flows(concrete["flows"], concrete.get("cc"))
         for rep in range(1, repeat + 1):
             points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
     return Experiment(
