@@ -110,6 +110,7 @@ PLOT_KINDS = {
     "buffer_rtt": "median RTT (bar: p5-p95) against the buffer in BDPs, per CC",
     "coexist_share": "each CC's share of the link against the buffer, the Ware et al. model beside it",
     "trace_replay": "the rate a trace offered and what the bottleneck delivered, per update interval",
+    "fct_cdf": "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
 }
 
 VERDICTS = {

@@ -52,16 +52,17 @@ class ShortFlows:
         self.senders: list[tuple[subprocess.Popen, float]] = []  # (process, deadline in s after zero)
         self.files: list = []
 
-    def _popen(self, host: str, argv: list[str], out_name: str) -> subprocess.Popen:
+    def _popen(self, host: str, argv: list[str], out_name: str, err_name: str | None = None) -> subprocess.Popen:
         out = open(self.raw_dir / out_name, "w")
-        self.files.append(out)
-        return self.testbed.node(host).popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        err = open(self.raw_dir / err_name, "w") if err_name else None
+        self.files += [f for f in (out, err) if f]
+        return self.testbed.node(host).popen(argv, stdout=out, stderr=err or subprocess.STDOUT)
 
     def start_sinks(self) -> None:
         receivers = sorted({w.receiver for w in self.plan.workloads})
         for rcv in receivers:
             self.sinks.append(self._popen(rcv, program_argv("sink", "--port", str(workload.SINK_PORT)),
-                                          f"shortflows-sink-{rcv}.jsonl"))
+                                          f"shortflows-sink-{rcv}.jsonl", f"shortflows-sink-{rcv}.log"))
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for rcv in receivers:
             _wait_listening(self.testbed.node(rcv), workload.SINK_PORT, deadline)

@@ -36,7 +36,7 @@ DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
               "link_fidelity", "buffer_rtt", "coexist_share",
-              "trace_replay")
+              "trace_replay", "fct_cdf")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
@@ -179,7 +179,11 @@ class Point:
         for group in self.flows:
             if group.workload is not None:
                 wl = group.workload
-                ends.append(group.start + (wl.duration if wl.duration is not None else wl.count * wl.gap))
+                if wl.duration is not None:
+                    ends.append(group.start + wl.duration)
+                else:  # one download after another: about each one's ideal time and the gap
+                    each = wl.gap + wl.sizes.mean * 8 / self.link.rate + 3 * (group.rtt or self.link.rtt)
+                    ends.append(group.start + wl.count * each)
                 continue
             for i in range(group.count):
                 start = group.start + i * group.stagger

@@ -340,7 +340,7 @@ def describe(plan: Plan) -> str:
                 lines.append(f"    [{end.host}] {end.name}: no qdisc (veth default noqueue)")
     lines.append("offloads: tso, gso, gro off on every interface")
     lines.append("sysctls in every host: " + ", ".join(f"{k}={v}" for k, v in next(iter(plan.sysctls.values())).items()))
-    lines.append("flows:")
+    lines.append("flows:" if plan.flows or not plan.workloads else "flows: none of iperf3")
     for f in plan.flows:
         end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"
         lines.append(f"  {f.id}: {f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}  start {f.start:g}s, {end}")
