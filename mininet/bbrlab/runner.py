@@ -20,7 +20,7 @@ from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, write_atomic, write_json
 from .sampling import Samplers
 from .schedule import LinkSchedule
-from .shortflow_traffic import ShortFlows
+from .shortflow_traffic import SENDER_LEAD, ShortFlows
 from .spec import Experiment, Point
 from .topo import build_plan
 from .traffic import Traffic, grace_seconds
@@ -99,9 +99,10 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
         traffic.start_servers()
         shorts.start_sinks()
         samplers.start()
-        t0 = time.monotonic() + IDLE_LEAD
-        t0_epoch = time.time() + IDLE_LEAD
-        shorts.launch(t0_epoch)  # started within the idle lead, timed from t0
+        lead = IDLE_LEAD + (SENDER_LEAD if plan.workloads else 0.0)
+        t0 = time.monotonic() + lead
+        t0_epoch = time.time() + lead
+        shorts.launch(t0_epoch)  # started within the lead, its flows timed from t0
         link_schedule.start(t0)
         traffic.run(t0)
         shorts.wait(t0)

@@ -26,6 +26,9 @@ from .topo import DATA_PORTS, Plan
 from .traffic import LISTEN_TIMEOUT, STOP_WAIT, _wait_listening
 
 PROGRAM = Path(shortflows.__file__).resolve()
+# More lead before time zero with short flows: a Python program takes 0.3-1 s to start in a
+# guest under software virtualization, and the first flows arrive within a second.
+SENDER_LEAD = 1.0
 EXIT_SLACK = 30.0  # seconds past its deadline before a sending program counts as hung
 _port_serials = itertools.count(0, 97)  # where each point's client ports start in the block
 
