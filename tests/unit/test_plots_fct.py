@@ -1,6 +1,7 @@
 """The short-flow figure and report table, drawn from a synthetic run of cdn-mix --quick
 whose flows take a chosen multiple of their ideal time, and its claims judged on it."""
 
+import csv
 import dataclasses
 from pathlib import Path
 
@@ -90,3 +91,16 @@ def test_the_figure_and_the_report_table(tmp_path):
     table = report_field.fct_table(records)
     assert any("| cc=bbr | client | bbr |" in row for row in table)
     assert report_field.fct_table([]) == []
+
+
+def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path):
+    from bbrlab import export
+
+    exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
+    written = export.export([rundir], tmp_path / "tables")
+    assert [p.name for p in written] == ["points.csv", "flows.csv", "series.csv", "shortflows.csv"]
+    with open(tmp_path / "tables" / "shortflows.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {"flow", "class", "cc", "size", "fct_s", "slowdown", "completed", "tput_bps"} <= set(rows[0])
+    assert len(rows) == sum(r["metrics"]["flows_planned"] for r in rundir.point_records())
+    assert float(rows[0]["fct_s"]) < 60 and rows[0]["completed"] == "1" and rows[0]["class"] == "client"
