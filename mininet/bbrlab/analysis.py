@@ -179,7 +179,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
     out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
-                                 out["payload_capacity_mbps"]))
+                                 out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
     if plan.workloads:
         _shortflows(point, plan, raw, t0, series, out)

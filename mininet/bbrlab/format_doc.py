@@ -153,11 +153,12 @@ def render() -> str:
               if name in CLAIMABLE]
     others = [name for name in ALL_METRICS if name not in CLAIMABLE]
     lines += ["", "Also written, not for claims: " + ", ".join(f"`{n}` ({ALL_METRICS[n][0]})" for n in others) + "."]
-    lines += ["", "Of one class of flows (`where: {group: N}` or `{cc: NAME}` inside a point that mixes classes):",
+    lines += ["", "Of one class of flows (`where: {group: N}`, `{class: NAME}`, or `{cc: NAME}` inside a point that "
+              "mixes classes):",
               "", "| metric | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in CLASS_METRICS.items()]
     lines += ["", "A class of short flows (`flows.*.workload`) has the flow-completion metrics instead (from",
-              "`flows_planned` to `tput_over3m_mean_mbps` above), of its own flows: `where: {group: N}`; at the",
+              "`flows_planned` to `tput_over3m_mean_mbps` above), of its own flows: `where: {class: NAME}`; at the",
               "point's level they are of every short flow of the point."]
     lines += ["", "## Plot kinds", "", "| kind | figure |", "|---|---|"]
     lines += [f"| `{kind}` | {meaning} |" for kind, meaning in PLOT_KINDS.items()]

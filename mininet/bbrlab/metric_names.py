@@ -77,7 +77,7 @@ METRICS: dict[str, tuple[str, str]] = {
 
 # Written by classes.py for every point: its traffic classes (flow groups, CCs).
 CLASS_LISTS: dict[str, tuple[str, str]] = {
-    "groups": ("list", "per flow group: cc, rtt_ms and the class metrics below"),
+    "groups": ("list", "per flow group: class, cc, rtt_ms and the class metrics below"),
     "by_cc": ("list", "per congestion control: the class metrics below"),
 }
 RTT_PERCENTILES = (50, 95, 99)
@@ -93,7 +93,7 @@ CLASS_METRICS: dict[str, tuple[str, str]] = {
        for q in RTT_PERCENTILES},
 }
 # What a claim's `where` may name besides the sweep axes, cc and loss (claims.facts).
-CLASS_SELECTORS = ("group", "buffer_bdp")
+CLASS_SELECTORS = ("group", "class", "buffer_bdp")
 # Written by trace_metrics.py for a point whose link replays a trace (link.trace).
 TRACE_METRICS: dict[str, tuple[str, str]] = {
     "trace_mbps": ("Mbit/s", "the trace's average rate (as scaled by link.rate)"),

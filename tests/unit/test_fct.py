@@ -137,3 +137,9 @@ def test_a_claim_reads_a_short_flow_class_by_its_group():
     record = {"params": {}, "repetition": 1, "flows": [{"cc": "bbr"}, {"cc": "bbr"}], "metrics": mets, "link": {}}
     result = claims.evaluate_claim(claim, [record])
     assert result["status"] == "holds" and result["checks"][0]["value"] == pytest.approx(105.0)
+    record["flows"] = [{"cc": "bbr", "name": "client"}, {"cc": "bbr", "name": "pop"}]
+    (by_name,) = parse_claims([{"id": "pop", "text": "t", "metric": "fct_p50_ms", "where": {"class": "pop"},
+                                "max": 200}])
+    assert claims.evaluate_claim(by_name, [record])["checks"][0]["value"] == pytest.approx(105.0)
+    (absent,) = parse_claims([{"id": "x", "text": "t", "metric": "fct_p50_ms", "where": {"class": "web"}, "max": 1}])
+    assert claims.evaluate_claim(absent, [record])["status"] == "not evaluated"
