@@ -58,7 +58,7 @@ def _params_line(records: list[dict], axes: dict) -> str:
     dur = f", {durations[-1]:g} s flows" if durations else ""
     from .plots_fct import workload_line  # classes of short flows, when the point has them
 
-    shorts = workload_line(records[0])
+    shorts = workload_line(records[0], axes)
 
     def shown(key: str, value: str) -> str:
         if key not in axes:

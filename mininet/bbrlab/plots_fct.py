@@ -17,19 +17,29 @@ CLASS_STYLES = ("-", "--", ":", "-.")
 BUCKET_EDGES = [0.0] + [upper for _, upper in FCT_BUCKETS[:-1]] + [float("inf")]
 
 
-def workload_line(record: dict) -> str | None:
-    """The short-flow classes of RECORD's point, for the figure's parameter line (None: none)."""
+def workload_line(record: dict, axes: dict | None = None) -> str | None:
+    """The short-flow classes of RECORD's point, for the figure's parameter line (None: none);
+    a value swept (AXES) is given as the sweep's values, not the first point's."""
+    axes = axes or {}
+
+    def swept(key: str, value: str) -> str:
+        return f"{', '.join(str(v) for v in axes[key])} (swept)" if key in axes else value
+
     parts = []
     for w in record.get("workloads") or ():
         wl = w["workload"]
         if wl["arrivals"] == "sequential":
             how = f"{wl['count']} downloads one after another"
         elif wl.get("load") is not None:
-            how = f"Poisson, load {wl['load'] * 100:g}% for {wl['duration']:g} s"
+            load = swept("load", f"{wl['load'] * 100:g}%")
+            how = f"Poisson, load {load} for {wl['duration']:g} s"
         else:
-            how = f"Poisson, {wl['rate']:g}/s for {wl['duration']:g} s"
+            rate = swept("rate", f"{wl['rate']:g}/s")
+            how = f"Poisson, {rate} for {wl['duration']:g} s"
+        own_rtt = (record.get("flows") or [{}] * (w["group"] + 1))[w["group"]].get("rtt")
+        rtt = f"{w['rtt'] * 1e3:g} ms" if own_rtt or "rtt" not in axes else "the link's"
         loss = f", loss {w['loss'] * 100:g}%" if w["loss"] else ""
-        parts.append(f"{w['cls']}: RTT {w['rtt'] * 1e3:g} ms{loss}, {how}, sizes {wl['sizes']['text']}")
+        parts.append(f"{w['cls']}: RTT {rtt}{loss}, {how}, sizes {swept('sizes', wl['sizes']['text'])}")
     return "; ".join(parts) or None
 
 
