@@ -76,7 +76,8 @@ PY
 command -v python3 >/dev/null || die "python3 is missing: run vm/vm.sh deps (apt-get install python3 python3-yaml)"
 python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.sh deps"
 packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
-hash=$( { cat "${BASH_SOURCE[0]}"; printf '%s\n' "$packages"; } | sha256sum | cut -c1-16)
+noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages"; } | sha256sum | cut -c1-16)
 box_file=$cache/boxes/bookworm64-$hash.box
 
 box_is_current() {
@@ -148,6 +149,31 @@ end
 RUBY
 }
 
+build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at native speed
+    # for the box's kernel (the role then only loads it); without it the role builds
+    # it in the guest, or says why it cannot.
+    local root=$1 release series tools added=() pkg
+    release=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n1)
+    series=$(cut -d. -f1,2 <<<"$release")
+    tools="gcc make xz-utils linux-headers-$release linux-source-$series"
+    for pkg in $tools; do # removed again afterwards: only what this step adds
+        # shellcheck disable=SC2016 # dpkg's format, not the shell's
+        chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || added+=("$pkg")
+    done
+    install -m 0755 "$noagg_script" "$root/tmp/build-tcp-bbr-noagg.sh"
+    if timed "tcp_bbr_noagg for $release" logged "$build_root/noagg.log" \
+        chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
+        "apt-get install -y -q --no-install-recommends $tools && /tmp/build-tcp-bbr-noagg.sh $release"; then
+        log "built tcp_bbr_noagg for $release"
+    else
+        log "warning: tcp_bbr_noagg not built for $release (see $build_root/noagg.log); provisioning will try"
+    fi
+    chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
+        "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
+        log "warning: could not remove the build tools from the box"
+    rm -f "$root/tmp/build-tcp-bbr-noagg.sh"
+}
+
 build_box() {
     local root t_all
     t_all=$(now)
@@ -172,6 +198,7 @@ EOF
     timed "chroot apt-get install" logged "$build_root/apt.log" \
         chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
         "apt-get update -q && apt-get install -y -q --no-install-recommends $provision_packages ${packages//$'\n'/ } && apt-get clean"
+    build_noagg "$root"
     rm -f "$root/usr/sbin/policy-rc.d"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
     configure_rootfs "$root"

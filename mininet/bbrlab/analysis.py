@@ -151,6 +151,8 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
             "seconds": round(seconds, 3), "bytes": server.bytes_received,
             "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
             "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
+            # reordering the sender detected (a counter: its last sample holds the total)
+            "reord_seen": max((s.reord_seen for s in ss), default=0),
         })
         model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
                  if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
@@ -181,6 +183,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
                                  out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+    out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
     if plan.workloads:
         _shortflows(point, plan, raw, t0, series, out)
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
@@ -191,6 +194,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
 
     _fairness(point, per_flow_series, end, series, out)
     rtts_all = _rtt(plan, raw, t0, end, startup, series, out)
+    out["delay_variation_ms"] = round(link.delay_variation * 1e3, 4)
+    if out.get("idle_rtt_min_ms"):  # against the smallest RTT the path really has (the emulator adds its own)
+        out["variation_over_min_rtt"] = round(out["delay_variation_ms"] / out["idle_rtt_min_ms"], 4)
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
     _cpu(raw, t0, end, series, out)
@@ -261,6 +267,9 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
     if idle:
         out["idle_rtt_ms"] = round(m.percentile(idle, 50), 3)
         out["idle_rtt_error_ms"] = round(out["idle_rtt_ms"] - out["base_rtt_ms"], 3)
+        out["idle_rtt_min_ms"] = round(min(idle), 3)
+        # the idle path's own spread: the emulator's noise, plus any configured variation
+        out["idle_rtt_spread_ms"] = round(m.percentile(idle, 90) - m.percentile(idle, 10), 3)
     return rtts_all
 
 

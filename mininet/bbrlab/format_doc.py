@@ -26,7 +26,17 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "link.loss": ("percentage (`1%`)", "0%", "random loss"),
     "link.loss_direction": (" or ".join(spec.LOSS_DIRECTIONS), "data", "`data`: only the data direction "
                             "of the flows; `both`: ACKs too"),
-    "link.jitter": ("time", "0ms", "netem jitter on the data direction, at most its delay"),
+    "link.jitter": ("time", "0ms", "netem jitter on the data direction (delay +- jitter), at most its delay; "
+                    "packets overtake each other: `delay_variation` keeps their order"),
+    "link.delay_variation": ("time", "0ms", "extra one-way delay on the data direction, uniform from 0 to this, "
+                             "in order (the base RTT stays the smallest)"),
+    "link.slot": ("time", "none", "netem `slot`: packets leave in bursts, a slot opening every `slot` to "
+                  "`slot_max` (aggregation)"),
+    "link.slot_max": ("time", "link.slot", "the longest time between slots"),
+    "link.slot_packets": ("whole number", "no limit", "packets a slot lets through"),
+    "link.slot_bytes": (f"size ({units.SIZE_SPELLINGS})", "no limit", "bytes a slot lets through"),
+    "link.slot_on": (" or ".join(spec.SLOT_DIRECTIONS), "ack", "`ack`: the receivers' ACKs leave in slots; "
+                     "`data`: the data after the bottleneck does"),
     "link.forward_share": ("number between 0 and 1", "0.5", "the share of the RTT on the data direction"),
     "link.burst": (f"size ({units.SIZE_SPELLINGS}), time at the rate (`2ms`), or `auto`", "auto",
                    "the token bucket of `shaper: htb` or `tbf`; netem has none"),
@@ -110,6 +120,8 @@ PLOT_KINDS = {
     "buffer_rtt": "median RTT (bar: p5-p95) against the buffer in BDPs, per CC",
     "coexist_share": "each CC's share of the link against the buffer, the Ware et al. model beside it",
     "trace_replay": "the rate a trace offered and what the bottleneck delivered, per update interval",
+    "aggregation_goodput": "goodput and median RTT against the base RTT per CC, one column per slotted direction",
+    "jitter_goodput": "goodput against the delay variation per CC and base RTT, the emulator's noise shaded",
     "fct_cdf": "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
 }
 

@@ -51,6 +51,11 @@ METRICS: dict[str, tuple[str, str]] = {
     "steady_rtt_p95_ms": ("ms", "95th percentile RTT after the startup period"),
     "idle_rtt_ms": ("ms", "median RTT of the idle path before the flows"),
     "idle_rtt_error_ms": ("ms", "idle_rtt_ms - base_rtt_ms"),
+    "idle_rtt_min_ms": ("ms", "lowest RTT of the idle path: the path's real base RTT"),
+    "idle_rtt_spread_ms": ("ms", "the idle path's p90 - p10 RTT: the emulator's noise plus any configured variation"),
+    "delay_variation_ms": ("ms", "the configured link.delay_variation"),
+    "variation_over_min_rtt": ("ratio", "delay_variation_ms / idle_rtt_min_ms"),
+    "reordering_events": ("count", "reordering the senders detected (ss reord_seen, summed over flows)"),
     # the bottleneck
     "queue_p50_pkts": ("pkt", "median backlog of the bottleneck's queue"),
     "queue_max_pkts": ("pkt", "highest backlog of the bottleneck's queue"),

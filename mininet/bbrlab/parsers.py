@@ -217,6 +217,9 @@ class SsSample:
     bbr_mrtt_ms: float | None
     bbr_pacing_gain: float | None
     bbr_cwnd_gain: float | None
+    # Reordering the sender detected (tcpi_reord_seen): ss prints reord_seen only when it
+    # is not zero, so a sample without it counts none.
+    reord_seen: int = 0
 
 
 # Bare words ss prints before the congestion control name (ss.c, tcp_show_info).
@@ -297,6 +300,7 @@ def _ss_sample(t: float, local: str, peer: str, info: str) -> SsSample:
         bbr_mrtt_ms=_opt(bbr, "mrtt", float),
         bbr_pacing_gain=_opt(bbr, "pacing_gain", float),
         bbr_cwnd_gain=_opt(bbr, "cwnd_gain", float),
+        reord_seen=_opt(f, "reord_seen", int) or 0,
     )
 
 

@@ -17,6 +17,7 @@ from .results import RunDir, write_atomic
 
 STYLE = {
     "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
+    "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},
     "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
     "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
     "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},
@@ -24,7 +25,7 @@ STYLE = {
     "westwood": {"color": "#e377c2", "marker": "P", "label": "Westwood"},
     "htcp": {"color": "#7f7f7f", "marker": "X", "label": "H-TCP"},
     "illinois": {"color": "#bcbd22", "marker": "*", "label": "Illinois"},
-    "hybla": {"color": "#17becf", "marker": "h", "label": "Hybla"},
+    "hybla": {"color": "#bcbd22", "marker": "h", "label": "Hybla"},
 }
 EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
 
@@ -425,6 +426,20 @@ def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
     return draw_it(plt, exp, rundir, records)
 
 
+def aggregation_goodput(plt, exp, rundir: RunDir, records: list[dict]):
+    """Goodput and RTT against the base RTT under slots, per CC (plots_links.py)."""
+    from .plots_links import aggregation_goodput as draw_it  # the link-timing experiments' figures
+
+    return draw_it(plt, exp, rundir, records)
+
+
+def jitter_goodput(plt, exp, rundir: RunDir, records: list[dict]):
+    """Goodput against the delay variation, per base RTT and CC (plots_links.py)."""
+    from .plots_links import jitter_goodput as draw_it
+
+    return draw_it(plt, exp, rundir, records)
+
+
 KINDS = {
     "rtt_timeseries": rtt_timeseries,
     "throughput_timeseries": throughput_timeseries,
@@ -435,6 +450,8 @@ KINDS = {
     "buffer_rtt": buffer_rtt,
     "coexist_share": coexist_share,
     "trace_replay": trace_replay,
+    "aggregation_goodput": aggregation_goodput,
+    "jitter_goodput": jitter_goodput,
     "fct_cdf": fct_cdf,
 }
 

@@ -37,7 +37,7 @@ DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
               "link_fidelity", "buffer_rtt", "coexist_share",
-              "trace_replay", "fct_cdf")
+              "trace_replay", "aggregation_goodput", "jitter_goodput", "fct_cdf")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
@@ -50,7 +50,9 @@ DEFAULT_SYSCTLS = {
 # Where a list means "sweep this": dotted paths, '*' matching a flow group index.
 SWEEPABLE = (
     "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
-    "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval", "pacing",
+    "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval",
+    "link.delay_variation", "link.slot", "link.slot_max", "link.slot_packets", "link.slot_bytes", "link.slot_on",
+    "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
     "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
     "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes",
@@ -58,7 +60,10 @@ SWEEPABLE = (
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
-             "shaper", "trace", "trace_interval"}
+             "shaper", "trace", "trace_interval", "delay_variation", "slot", "slot_max", "slot_packets",
+             "slot_bytes", "slot_on"}
+SLOT_KEYS = ("slot_max", "slot_packets", "slot_bytes", "slot_on")
+SLOT_DIRECTIONS = ("ack", "data")
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
@@ -96,6 +101,19 @@ class RateChange:
 
 
 @dataclass(frozen=True)
+class Slot:
+    """netem `slot` on one direction's delay line (aggregation as on wifi, cellular or
+    DOCSIS links): packets leave only while a slot is open; a slot closes after PACKETS
+    packets or BYTES bytes, and the next opens after a draw uniform in [MIN, MAX] s."""
+
+    on: str  # "ack": the receivers' ACKs; "data": the data after the bottleneck
+    min: float
+    max: float
+    packets: int | None = None
+    bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class Link:
     rate: float
     rtt: float
@@ -112,6 +130,10 @@ class Link:
     # rate is updated. `rate` is then the trace's average (scaled to link.rate if given).
     trace: str | None = None
     trace_interval: float = 0.010
+    # Extra one-way delay on the data direction, uniform in [0, delay_variation], with the
+    # packets' order kept (topo.py): the base RTT stays the path's smallest RTT.
+    delay_variation: float = 0.0
+    slot: Slot | None = None
 
     @property
     def buffer_packets(self) -> int:
@@ -283,6 +305,22 @@ def _burst(value: Any) -> tuple[int | None, float | None]:
     return units.size(value, "link.burst"), None
 
 
+def _slot(raw: dict) -> Slot | None:
+    """link.slot (and its companions) -> Slot, or None without link.slot."""
+    if "slot" not in raw:
+        given = [k for k in SLOT_KEYS if k in raw]
+        if given:
+            raise SpecError(f"link.{given[0]}: only with link.slot (the shortest time between slots)")
+        return None
+    low = units.duration(raw["slot"], "link.slot", allow_zero=False)
+    high = units.duration(raw.get("slot_max", raw["slot"]), "link.slot_max", allow_zero=False)
+    if high < low:
+        raise SpecError(f"link.slot_max: {units.fmt_time(high)} is shorter than link.slot ({units.fmt_time(low)})")
+    packets = _count(raw["slot_packets"], "link.slot_packets") if "slot_packets" in raw else None
+    size = units.size(raw["slot_bytes"], "link.slot_bytes") if "slot_bytes" in raw else None
+    return Slot(_choice(raw.get("slot_on", "ack"), SLOT_DIRECTIONS, "link.slot_on"), low, high, packets, size)
+
+
 def _link(raw: Any) -> Link:
     raw = _check_keys(raw, LINK_KEYS, "link")
     for required in ("rate", "rtt", "buffer"):
@@ -316,7 +354,12 @@ def _link(raw: Any) -> Link:
         shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
         trace=trace.path if trace else None,
         trace_interval=trace_interval,
+        delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
+        slot=_slot(raw),
     )
+    if link.jitter and link.delay_variation:
+        raise SpecError("link.delay_variation: give it or link.jitter, not both (jitter reorders packets, "
+                        "delay_variation keeps their order)")
     if link.shaper == "netem" and "burst" in raw and burst != "auto":
         raise SpecError("link.burst: netem's rate has no burst (it catches up after a late timer by itself); "
                         "give link.shaper: htb or tbf to set one")

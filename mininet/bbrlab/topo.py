@@ -184,9 +184,37 @@ def data_port(serial: int) -> int:
     return value + serial % ((~mask & 0xFFFF) + 1)
 
 
-def _netem_tc(dev: str, delay: float, jitter: float, loss: float, rate_bps: float,
-              port_field: str = "sport") -> tuple[tuple[str, ...], ...]:
-    """The delay line of one direction; with LOSS, random loss for the data connections only.
+# The delay line that spreads delays keeps order by serialising packets at this multiple
+# of the bottleneck's rate (1.2 us per frame behind a 100 Mbit/s bottleneck: no queue).
+ORDERED_LINE_SPEEDUP = 100
+
+
+def _delay_line(delay: float, rate_bps: float, jitter: float = 0.0, variation: float = 0.0,
+                slot=None) -> list[str]:
+    """The netem options of one direction's delay line (loss is added by the caller).
+
+    JITTER is netem's own: delay +- jitter, drawn per packet, so packets overtake each
+    other. VARIATION adds a delay uniform in [0, VARIATION] without reordering: with
+    `rate` set, netem schedules each packet after the last one queued (netem_enqueue),
+    so a long draw holds the packets behind it back, as a queue does. SLOT (spec.Slot)
+    releases packets in bursts, in order.
+    """
+    line = ["netem", "limit", str(netem_limit(rate_bps, delay + jitter + variation)), "delay"]
+    if variation:
+        line += [f"{(delay + variation / 2) * 1e6:.0f}us", f"{variation / 2 * 1e6:.0f}us",
+                 "rate", f"{ORDERED_LINE_SPEEDUP * rate_bps:.0f}bit"]
+    else:
+        line += [f"{delay * 1e6:.0f}us"] + ([f"{jitter * 1e6:.0f}us"] if jitter else [])
+    if slot is not None:
+        line += ["slot", f"{slot.min * 1e6:.0f}us", f"{slot.max * 1e6:.0f}us"]
+        line += ["packets", str(slot.packets)] if slot.packets else []
+        line += ["bytes", str(slot.bytes)] if slot.bytes else []
+    return line
+
+
+def _netem_tc(dev: str, line: list[str], loss: float, port_field: str = "sport") -> tuple[tuple[str, ...], ...]:
+    """The delay line LINE (_delay_line) on DEV; with LOSS, random loss for the data
+    connections only.
 
     A lossy line is a prio qdisc over two identical netem delay lines, one of them lossy,
     and a u32 filter that sends the data connections' packets (PORT_FIELD in DATA_PORTS)
@@ -194,9 +222,6 @@ def _netem_tc(dev: str, delay: float, jitter: float, loss: float, rate_bps: floa
     and ends in one or two RTTs instead of retransmission timeouts (measured: 18 s more
     per point at 40% loss, 100 ms), and every RTT probe comes back.
     """
-    line = ["netem", "limit", str(netem_limit(rate_bps, delay + jitter)), "delay", f"{delay * 1e6:.0f}us"]
-    if jitter:
-        line += [f"{jitter * 1e6:.0f}us"]
     if not loss:
         return (("tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", *line),)
     value, mask = DATA_PORTS
@@ -272,10 +297,13 @@ def build_plan(point: Point) -> Plan:
         ack_loss = loss if link.loss_direction == "both" else 0.0
         a, b, _ = _subnet(index)
         data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
+        slot = link.slot
+        data_line = _delay_line(forward, peak, link.jitter, link.delay_variation,
+                                slot if slot and slot.on == "data" else None)
+        ack_line = _delay_line(backward, link.rate, slot=slot if slot and slot.on == "ack" else None)
         links.append(LinkPlan(
-            IntfPlan("r2", data_dev, a, "delay-data",
-                     _netem_tc(data_dev, forward, link.jitter, loss, peak)),
-            IntfPlan(rcv, ack_dev, b, "delay-ack", _netem_tc(ack_dev, backward, 0.0, ack_loss, link.rate, "dport")),
+            IntfPlan("r2", data_dev, a, "delay-data", _netem_tc(data_dev, data_line, loss)),
+            IntfPlan(rcv, ack_dev, b, "delay-ack", _netem_tc(ack_dev, ack_line, ack_loss, "dport")),
         ))
         routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
         receiver_ip[j] = b.split("/")[0]
@@ -317,10 +345,22 @@ def build_plan(point: Point) -> Plan:
     if shorts:
         summary["rate_bps"] = link.rate
         summary["workloads"] = {w.cls: w.describe(link.rate).strip() for w in shorts}
+    if link.delay_variation:
+        summary["delay_variation"] = f"0 to {fmt_time(link.delay_variation)} on the data direction, in order"
+    if link.slot:
+        summary["slot"] = _describe_slot(link.slot)
     if schedule:
         summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
                 tuple(flows), events, bottleneck, summary, schedule, tuple(shorts))
+
+
+def _describe_slot(slot) -> str:
+    gap = fmt_time(slot.min) + (f" to {fmt_time(slot.max)}" if slot.max > slot.min else "")
+    limits = [f"{slot.packets} packets" if slot.packets else "", f"{slot.bytes} bytes" if slot.bytes else ""]
+    per_slot = " or ".join(x for x in limits if x)
+    return (f"{'ACKs' if slot.on == 'ack' else 'data'} leave in slots every {gap}"
+            + (f", at most {per_slot} per slot" if per_slot else ""))
 
 
 def _bdps(x: float) -> str:
