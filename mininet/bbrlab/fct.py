@@ -67,7 +67,9 @@ def rows(records: Sequence[dict], rtt_of: dict[int, float], rate_bps: float, t0:
                "size": r["size"], "bucket": bucket(r["size"]), "completed": bool(r["completed"]),
                "bytes_acked": r.get("bytes_acked"), "retrans": r.get("retrans"), "error": r.get("error"),
                "start_s": None if r.get("start") is None else round(r["start"] - t0, 4),
-               "late_ms": None if r.get("start") is None else round((r["start"] - t0 - r["at"]) * 1e3, 3),
+               # against when it was due (a sequential flow: after the previous one), else its time
+               "late_ms": None if r.get("start") is None else round(
+                   (r["start"] - t0 - (r["at"] if r.get("due") is None else r["due"])) * 1e3, 3),
                "connect_ms": None, "fct_ms": None, "total_ms": None, "slowdown": None, "tput_mbps": None}
         if r.get("established") is not None and r.get("start") is not None:
             row["connect_ms"] = round((r["established"] - r["start"]) * 1e3, 3)

@@ -9,7 +9,7 @@ last one is in, the sink writes one byte back and closes. `send` (one process pe
 host) opens the schedule's connections at their times (seconds after --zero, wall clock:
 every namespace shares it), sets TCP_CONGESTION to the flow's CC before connecting, writes
 the length and the bytes without blocking, and records per flow, as one JSON line:
-when it connected, when its data phase began (the connection established) and ended (the
+when it was due and when it connected, when its data phase began (the connection established) and ended (the
 sink's byte arrived), the bytes TCP had acknowledged, the CC read back from the socket,
 and whether it completed. Flows still open at the schedule's deadline are written as
 unfinished, never dropped. The last line is a summary with the process's CPU seconds.
@@ -171,7 +171,7 @@ class _Flow:
         self.total = HEADER.size + int(spec["size"])
         self.header = HEADER.pack(int(spec["size"]))
         self.record = {"id": spec["id"], "group": spec.get("group", 0), "class": spec.get("class", ""),
-                       "cc": spec["cc"], "size": int(spec["size"]), "at": spec["at"], "cc_set": None,
+                       "cc": spec["cc"], "size": int(spec["size"]), "at": spec["at"], "due": None, "cc_set": None,
                        "start": None, "established": None, "end": None, "bytes_acked": None,
                        "retrans": None, "completed": False, "error": None}
 
@@ -307,6 +307,8 @@ def send(schedule: dict, out, zero: float | None = None) -> dict:
         while pending and now >= next_at and not (sequential and sel.get_map()):
             flow = pending.pop(0)
             opened.append(flow)
+            # when it was due (a sequential flow: the gap after the previous one's end)
+            flow.record["due"] = round(next_at - zero, 6)
             _open(flow, dst, port, sel, block)
             lateness.append(flow.record["start"] - next_at)
             if sequential:

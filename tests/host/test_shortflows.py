@@ -76,6 +76,7 @@ def test_sequential_flows_never_overlap_and_client_ports_come_from_the_block(tmp
     assert all(r["completed"] for r in records)
     for a, b in zip(records, records[1:]):
         assert b["start"] >= a["end"] + 0.1 - 1e-3
+        assert b["due"] >= a["due"] + (a["end"] - a["start"]) + 0.1 - 1e-3  # due the gap after the previous one
 
 
 def test_a_refused_flow_and_a_flow_cut_by_the_deadline_are_written_unfinished(tmp_path, sink):

@@ -58,6 +58,12 @@ def test_rows_by_hand():
     assert not unfinished["completed"] and unfinished["fct_ms"] is None and unfinished["bytes_acked"] == 28960
 
 
+def test_a_sequential_flow_is_late_against_when_it_was_due_not_its_planned_time():
+    record = dict(records()[0], at=0.0, due=5.0, start=T0 + 5.003)
+    (row,) = fct.rows([record], {0: 0.05, 1: 0.01}, RATE, T0)
+    assert row["late_ms"] == pytest.approx(3.0)
+
+
 def test_summary_counts_the_unfinished_and_gives_percentiles_of_the_completed():
     out = fct.summarize(rows())
     assert (out["flows_planned"], out["flows_started"], out["flows_completed"], out["flows_unfinished"]) == (6, 6, 5, 1)
