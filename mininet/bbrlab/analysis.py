@@ -200,7 +200,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
     _cpu(raw, t0, end, series, out)
-    if not rtts_all and not flow_rows:
+    if not rtts_all and not flow_rows and not series.get("shortflows"):
         raise ParseError(f"{folder}: no samples at all")
     return series, out
 

@@ -149,3 +149,21 @@ def test_a_claim_reads_a_short_flow_class_by_its_group():
     assert claims.evaluate_claim(by_name, [record])["checks"][0]["value"] == pytest.approx(105.0)
     (absent,) = parse_claims([{"id": "x", "text": "t", "metric": "fct_p50_ms", "where": {"class": "web"}, "max": 1}])
     assert claims.evaluate_claim(absent, [record])["status"] == "not evaluated"
+
+
+def test_a_short_flow_point_is_analyzed_whole_and_writes_only_known_metric_names(tmp_path):
+    from bbrlab.metric_names import ALL_METRICS
+
+    point = spec.build(MIX).points[0]
+    plan = topo.build_plan(point)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for g in (1, 2):
+        (raw / f"shortflows-g{g}.jsonl").write_text((FIXTURES / f"shortflows-g{g}.jsonl").read_text())
+    (raw / "ping-g1.txt").write_text((FIXTURES / "ping_bbr.txt").read_text())
+    series, out = analysis.analyze(point, plan, tmp_path, T0, {}, 8.0)
+    assert sorted(set(out) - set(ALL_METRICS)) == []
+    assert out["flows"] == [] and out["flows_completed"] == 5 and out["flows_unfinished"] == 1
+    assert [g["class"] for g in out["groups"]] == ["client", "pop"] and len(series["shortflows"]) == 6
+    (tmp_path / "raw" / "ping-g1.txt").unlink()
+    assert analysis.analyze(point, plan, tmp_path, T0, {}, 8.0)[1]["flows_planned"] == 6  # no ping: still analyzed
