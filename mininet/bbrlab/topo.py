@@ -82,7 +82,7 @@ class WorkloadPlan:
     def describe(self, link_bps: float) -> str:
         wl = self.workload
         if wl.arrivals == "sequential":
-            when = f"{wl.count} flows one after another, {wl.gap:g}s apart"
+            when = f"{wl.count} flows one after another, each {wl.gap:g}s after the previous one ended"
         else:
             given = f"load {fmt_fraction(wl.load)} -> " if wl.load is not None else ""
             when = f"Poisson arrivals, {given}{wl.arrival_rate(link_bps):.3g} flows/s for {wl.duration:g}s"

@@ -6,7 +6,8 @@ What must hold whatever the claims say: at least 200 flows complete per point, e
 scheduled flow has a record (completed or counted as unfinished), every flow ran with the
 CC its class asked for (read back from its socket), the FCT CDFs are written per class, the
 figure is drawn and every claim is evaluated. About 4 minutes (2 points of 75 s of
-arrivals, the flows' drain, setup and analysis) plus 1 for startup."""
+arrivals, the flows' drain, setup and analysis), plus 1 for startup and 1 for startup-lte
+(skipped without the Verizon trace)."""
 
 import json
 import os
@@ -15,10 +16,12 @@ from pathlib import Path
 import pytest
 from conftest import RESULTS, bbrlab
 
-from bbrlab import fct, parsers
+from bbrlab import fct, parsers, spec, traces
+from bbrlab.errors import SpecError
 from bbrlab.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def run(name: str) -> RunDir:
@@ -92,4 +95,19 @@ def test_startup_quick_times_each_1mb_download_alone_on_the_link():
             assert b["start"] >= a["end"]
     verdict = judged(rundir)
     (one_mb,) = [c for c in verdict["claims"] if c["id"] == "bbr-not-slower-1mb"]
+    assert one_mb["status"] != "not evaluated"
+
+
+def test_startup_lte_quick_downloads_through_the_trace():
+    try:
+        spec.load(EXPERIMENTS / "startup-lte.yaml", quick=True)
+    except SpecError as exc:
+        pytest.skip(f"no Verizon trace here (set {traces.TRACES_VARIABLE}): {exc}")
+    rundir = run("startup-lte")
+    for rec in rundir.point_records():
+        m = rec["metrics"]
+        assert (m["flows_planned"], m["flows_completed"]) == (3, 3), m
+        assert m["fct_p50_ms"] >= fct.ideal_seconds(1_000_000, 0.100, 70e6) * 1e3  # the trace's peak is 67 Mbit/s
+        assert m["schedule_updates"] > 0  # the trace was replayed while the downloads ran
+    (one_mb,) = [c for c in judged(rundir)["claims"] if c["id"] == "bbr-faster-1mb-lte"]
     assert one_mb["status"] != "not evaluated"
