@@ -24,6 +24,7 @@ Only the standard library: it runs by path inside any host, without the package.
 from __future__ import annotations
 
 import argparse
+import collections
 import errno
 import json
 import resource
@@ -273,14 +274,11 @@ def _readable(flow: _Flow, sel) -> None:
     except OSError as exc:
         _close(flow, sel, error=exc.strerror or str(exc), completed=flow.record["end"] is not None)
         return
-    if data[:1] == CONFIRM and flow.record["end"] is None:
+    if not data:  # the sink closed: after its confirmation, or without it
+        _close(flow, sel, error="closed before the sink confirmed", completed=flow.record["end"] is not None)
+    elif data[:1] == CONFIRM and flow.record["end"] is None:
         flow.record["end"] = time.time()
         _counters(flow)
-        data = data[1:]
-    if not data and flow.record["end"] is not None:  # EOF after the confirmation (or with it)
-        _close(flow, sel, completed=True)
-    elif not data:
-        _close(flow, sel, error="closed before the sink confirmed")
 
 
 def send(schedule: dict, out, zero: float | None = None) -> dict:
@@ -294,7 +292,7 @@ def send(schedule: dict, out, zero: float | None = None) -> dict:
     sequential, gap = bool(schedule.get("sequential")), float(schedule.get("gap", 0.0))
     deadline = zero + float(schedule["deadline"])
     block = tuple(schedule["ports"]) if schedule.get("ports") else None
-    pending = sorted((_Flow(f) for f in schedule["flows"]), key=lambda f: f.spec["at"])
+    pending = collections.deque(sorted((_Flow(f) for f in schedule["flows"]), key=lambda f: f.spec["at"]))
     sel = selectors.DefaultSelector()
     zeros = memoryview(bytes(CHUNK))
     opened: list[_Flow] = []
@@ -305,7 +303,7 @@ def send(schedule: dict, out, zero: float | None = None) -> dict:
         if now >= deadline:
             break
         while pending and now >= next_at and not (sequential and sel.get_map()):
-            flow = pending.pop(0)
+            flow = pending.popleft()
             opened.append(flow)
             # when it was due (a sequential flow: the gap after the previous one's end)
             flow.record["due"] = round(next_at - zero, 6)
@@ -327,9 +325,9 @@ def send(schedule: dict, out, zero: float | None = None) -> dict:
     for flow in opened:
         if flow.sock is not None:  # confirmed but not yet closed by the sink: complete
             _close(flow, sel, error="open at the deadline", completed=flow.record["end"] is not None)
-    for flow in opened + pending:
-        if flow in pending:
-            flow.record["error"] = "not started before the deadline"
+    for flow in pending:
+        flow.record["error"] = "not started before the deadline"
+    for flow in opened + list(pending):
         out.write(json.dumps(flow.record, separators=(",", ":")) + "\n")
     late = sorted(lateness)
     summary = {"role": "send", "flows": len(opened) + len(pending), "started": len(opened),
