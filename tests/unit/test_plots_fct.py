@@ -62,9 +62,11 @@ def test_the_cdn_mix_claims_are_evaluated_on_the_classes(tmp_path):
     exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
     verdict = claims.verdict(exp.claims, rundir.point_records())
     by_id = {c["id"]: c for c in verdict["claims"]}
-    assert by_id["bbr-helps-lossy-clients"]["status"] == "holds"
-    assert by_id["bbr-helps-lossy-clients"]["checks"][0]["value"] == pytest.approx(0.5, abs=0.05)
-    assert by_id["pop-to-pop-worse-under-bbr"]["status"] == "holds"
+    assert by_id["bbr-helps-lossy-clients-fct"]["status"] == "holds"
+    assert by_id["bbr-helps-lossy-clients-fct"]["checks"][0]["value"] == pytest.approx(0.5, abs=0.05)
+    assert by_id["bbr-helps-lossy-clients-throughput"]["checks"][0]["value"] == pytest.approx(2.0, abs=0.1)
+    assert by_id["pop-to-pop-worse-under-bbr-fct"]["status"] == "holds"
+    assert by_id["pop-to-pop-worse-under-bbr-throughput"]["checks"][0]["value"] == pytest.approx(0.5, abs=0.05)
     assert by_id["flows-complete"]["status"] == "holds" and by_id["workload-on-time"]["status"] == "holds"
     assert verdict["verdict"] == "reproduced"
     the_other_way = cdn_run(tmp_path / "other", lambda cls, cc: 2.0 if cc == "bbr" else 1.2)
