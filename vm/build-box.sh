@@ -152,9 +152,11 @@ RUBY
 build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at native speed
     # for the box's kernel (the role then only loads it); without it the role builds
     # it in the guest, or says why it cannot.
-    local root=$1 release series tools added=() pkg
+    local root=$1 release series version tools added=() pkg
     release=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n1)
     series=$(cut -d. -f1,2 <<<"$release")
+    # shellcheck disable=SC2016 # dpkg's format, not the shell's
+    version=$(chroot "$root" dpkg-query -W -f='${Version}' "linux-image-$release")
     tools="gcc make xz-utils linux-headers-$release linux-source-$series"
     for pkg in $tools; do # removed again afterwards: only what this step adds
         # shellcheck disable=SC2016 # dpkg's format, not the shell's
@@ -163,7 +165,7 @@ build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at na
     install -m 0755 "$noagg_script" "$root/tmp/build-tcp-bbr-noagg.sh"
     if timed "tcp_bbr_noagg for $release" logged "$build_root/noagg.log" \
         chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
-        "apt-get install -y -q --no-install-recommends $tools && /tmp/build-tcp-bbr-noagg.sh $release"; then
+        "apt-get install -y -q --no-install-recommends ${tools/%linux-source-$series/linux-source-$series=$version} && /tmp/build-tcp-bbr-noagg.sh $release"; then
         log "built tcp_bbr_noagg for $release"
     else
         log "warning: tcp_bbr_noagg not built for $release (see $build_root/noagg.log); provisioning will try"

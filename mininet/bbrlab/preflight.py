@@ -86,6 +86,11 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False) -> list
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
                         f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
+    if "bbr_noagg" in cc_missing:
+        problems.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
+                        "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
+                        f"linux-headers-{platform.release()} and linux-source-"
+                        f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
     return problems
 
 

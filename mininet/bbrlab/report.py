@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from . import claims, metadata, references, report_field, summary
+from . import claims, metadata, references, report_field, report_links, summary
 from .errors import BbrlabError
 from .results import RunDir, read_json, write_atomic
 from .spec import Experiment, build, load_raw
@@ -110,6 +110,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
                   "```", *claims.verdict_lines(today, why=False), "```"]
     lines += _reference_table(exp, records)
     lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
+    lines += report_links.aggregation_table(exp, records) + report_links.jitter_table(exp, records)
     lines += report_field.fct_table(records)  # short flows: FCT and slowdown per class
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]

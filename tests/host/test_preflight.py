@@ -59,3 +59,9 @@ def test_figure5_script_refuses_bad_input_before_doing_anything():
                           timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "figure5.sh: error: unknown action 'sideways' (one of: all bbr cubic plot list report)"
+
+
+def test_a_missing_bbr_noagg_says_how_provisioning_builds_it():
+    # this host's kernel has no tcp_bbr_noagg (the project builds it only in its VM)
+    text = "\n".join(preflight.kernel_problems({"bbr_noagg"}, pacing_fq=False))
+    assert "bbr_noagg" in text and "ansible role bbrnoagg" in text and "linux-headers-" in text

@@ -23,8 +23,9 @@ missing() { echo "build-tcp-bbr-noagg: $*" >&2; exit 3; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-top=$(tar -tJf "$tarball" | head -n1 | cut -d/ -f1)
-tar -xJf "$tarball" -C "$work" "$top/net/ipv4/tcp_bbr.c"
+top=$(basename "$tarball" .tar.xz) # Debian's tarball holds linux-source-6.1/...
+tar -xJf "$tarball" -C "$work" "$top/net/ipv4/tcp_bbr.c" || { echo "build-tcp-bbr-noagg: no $top/net/ipv4/tcp_bbr.c in $tarball" >&2; exit 1; }
+source_version=$(dpkg-query -W -f='${Version}' "$top" 2>/dev/null || echo unknown)
 src=$work/tcp_bbr_noagg.c
 mv "$work/$top/net/ipv4/tcp_bbr.c" "$src"
 
@@ -34,10 +35,10 @@ sed -i -E 's/^(static const int bbr_extra_acked_gain = )BBR_UNIT;/\10;  \/* bbrl
 sed -i -E 's/(\.name[[:space:]]*=[[:space:]]*)"bbr",/\1"bbr_noagg",/' "$src"
 grep -q '^static const int bbr_extra_acked_gain = 0;' "$src" || { echo "build-tcp-bbr-noagg: bbr_extra_acked_gain not found in $tarball's tcp_bbr.c" >&2; exit 1; }
 grep -q '"bbr_noagg",' "$src" || { echo "build-tcp-bbr-noagg: the congestion control's name not found in $tarball's tcp_bbr.c" >&2; exit 1; }
-sed -i -E 's/^MODULE_DESCRIPTION\("(.*)"\);/MODULE_DESCRIPTION("\1, without the ACK-aggregation allowance (bbrlab)");/' "$src"
+sed -i -E "s/^MODULE_DESCRIPTION\\(\"(.*)\"\\);/MODULE_DESCRIPTION(\"\\1, without the ACK-aggregation allowance (bbrlab, from $top $source_version)\");/" "$src"
 
 echo 'obj-m := tcp_bbr_noagg.o' >"$work/Makefile"
 make -s -C "$build" M="$work" modules >"$work/make.log" 2>&1 || { cat "$work/make.log" >&2; exit 1; }
 install -D -m 0644 "$work/tcp_bbr_noagg.ko" "/lib/modules/$release/updates/tcp_bbr_noagg.ko"
 depmod "$release"
-echo "built /lib/modules/$release/updates/tcp_bbr_noagg.ko from $tarball"
+echo "built /lib/modules/$release/updates/tcp_bbr_noagg.ko from $top $source_version"
