@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole paper suite: every experiment in experiments/ (figures 5, 6 and 8, the CC
-# comparison, the bandwidth and RTT sweeps, the bandwidth step), shortest first, each
+# comparison, the bandwidth and RTT sweeps, the bandwidth step, the field experiments:
+# coexistence, LTE traces, short flows and their completion times), shortest first, each
 # resumable (Ctrl-C, then the same command finishes only what is missing), then one
 # page with every figure, its parameters, its verdict and the published numbers beside
 # ours: results/report.md.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import classes, parsers, trace_metrics
+from . import classes, fct, parsers, trace_metrics
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
 from .spec import FRAME_BYTES, Experiment, Point
@@ -181,9 +181,11 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
     out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
-                                 out["payload_capacity_mbps"]))
+                                 out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
     out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
+    if plan.workloads:
+        _shortflows(point, plan, raw, t0, series, out)
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
         out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
         out["bbr_bw_held_share"] = flow_rows[0]["bbr_bw_held_share"]
@@ -198,9 +200,36 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
     _cpu(raw, t0, end, series, out)
-    if not rtts_all and not flow_rows:
+    if not rtts_all and not flow_rows and not series.get("shortflows"):
         raise ParseError(f"{folder}: no samples at all")
     return series, out
+
+
+def _shortflows(point: Point, plan: Plan, raw: Path, t0: float, series: dict, out: dict) -> None:
+    """Short flows (fct.py): per-flow rows and FCT CDFs into series, FCT metrics for all of
+    them and per class (beside the other classes in `groups`). A flow of the schedule that
+    its program never wrote (killed) is counted as unfinished, never dropped."""
+    records, programs = [], []
+    for w in plan.workloads:
+        name = f"shortflows-g{w.group + 1}.jsonl"
+        found, summary = parsers.parse_shortflows(_read(raw / name), name)
+        schedule = raw / f"shortflows-schedule-g{w.group + 1}.json"
+        planned = read_json(schedule)["flows"] if schedule.is_file() else []
+        seen = {r["id"] for r in found}
+        found += [dict(f, cc_set=None, start=None, established=None, end=None, completed=False,
+                       error="no record (its program was stopped)") for f in planned if f["id"] not in seen]
+        records += found
+        programs.append({"group": w.group, "class": w.cls, **(summary or {"role": "send", "summary": "none"})})
+    for sink in sorted(raw.glob("shortflows-sink-*.jsonl")):
+        summary = parsers.parse_shortflows(_read(sink), sink.name)[1]
+        programs.append({"host": sink.stem.rsplit("-", 1)[-1], **(summary or {"role": "sink", "summary": "none"})})
+    rows = fct.rows(records, {w.group: w.rtt for w in plan.workloads}, point.link.rate, t0)
+    out.update(fct.summarize(rows))
+    out.update(fct.programs(programs, rows))
+    classes_ = [(w.group, w.cls, w.cc, w.rtt) for w in plan.workloads]
+    out.update(groups=list(out.get("groups") or []) + fct.per_class(rows, classes_))
+    series["shortflows"] = rows
+    series["fct_cdf"] = fct.cdfs(rows)
 
 
 def _fairness(point: Point, per_flow_series: list, end: float, series: dict, out: dict) -> None:
@@ -222,7 +251,7 @@ def _fairness(point: Point, per_flow_series: list, end: float, series: dict, out
 def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: dict, out: dict) -> list:
     """RTT seen by packets crossing the bottleneck (ping), idle before time zero."""
     rtts_all, idle = [], []
-    for group in sorted({f.group for f in plan.flows}):
+    for group, _, _ in plan.groups:
         samples = parsers.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
         pts = [(s.t - t0, s.rtt_ms) for s in samples]
         series["rtt"][f"g{group + 1}"] = _round(pts, 3)

@@ -75,7 +75,7 @@ def _matches(fact: dict, where: dict) -> bool:
 
 def _selects(record: dict, where: dict) -> bool:
     """Whether WHERE selects RECORD's point: its facts, the buffer in BDPs (`buffer_bdp`), and
-    a traffic class the point has (`group: N`, or `cc: NAME` inside a point that mixes CCs;
+    a traffic class the point has (`group: N`, `class: NAME`, or `cc: NAME` inside a point that mixes CCs;
     the claim then reads that class's metrics: classes.scope)."""
     fact = facts(record)
     mets, buffer = record["metrics"], (record.get("link") or {}).get("buffer") or {}
@@ -84,10 +84,11 @@ def _selects(record: dict, where: dict) -> bool:
     elif mets.get("bdp_pkts"):
         fact["buffer_bdp"] = round(mets["buffer_pkts"] / mets["bdp_pkts"], 2)
     ccs = sorted({g["cc"] for g in record["flows"]})
-    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": ccs}
+    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": ccs,
+               "class": [g.get("name") or f"g{i + 1}" for i, g in enumerate(record["flows"])]}
     rest = {}
     for key, want in where.items():
-        if (key == "group" or (key == "cc" and len(ccs) > 1)) and not isinstance(want, dict):
+        if (key in ("group", "class") or (key == "cc" and len(ccs) > 1)) and not isinstance(want, dict):
             if not any(str(o) in present[key] for o in (want if isinstance(want, list) else [want])):
                 return False
         else:

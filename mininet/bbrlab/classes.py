@@ -46,10 +46,11 @@ def _srtts(flow_series: dict, row: dict, startup: float) -> list[float]:
 
 
 def per_class(rows: list[dict], flow_series: dict, group_rtts: list[float], startup: float,
-              capacity_mbps: float) -> dict:
+              capacity_mbps: float, names: list[str] | None = None) -> dict:
     """{"groups": [...], "by_cc": {...}} from analysis's flow ROWS (id, cc, group, goodput,
     steady goodput, retransmits, data start), FLOW_SERIES (id -> its series, with srtt_ms),
-    each group's base RTT in seconds, the startup skipped, and the payload capacity."""
+    each group's base RTT in seconds, the startup skipped, the payload capacity, and each
+    group's name (`class`; default g1, g2, ...)."""
     total = sum(r["steady_goodput_mbps"] for r in rows)
     srtt = {r["id"]: _srtts(flow_series, r, startup) for r in rows}
     groups = []
@@ -57,7 +58,8 @@ def per_class(rows: list[dict], flow_series: dict, group_rtts: list[float], star
         mine = [r for r in rows if r["group"] == g]
         if not mine:
             continue
-        entry = {"group": g, "cc": mine[0]["cc"], "rtt_ms": round(rtt * 1e3, 3)}
+        entry = {"group": g, "class": names[g] if names else f"g{g + 1}", "cc": mine[0]["cc"],
+                 "rtt_ms": round(rtt * 1e3, 3)}
         entry.update(_class(mine, [v for r in mine for v in srtt[r["id"]]], total, capacity_mbps))
         groups.append(entry)
     by_cc = {}
@@ -68,8 +70,12 @@ def per_class(rows: list[dict], flow_series: dict, group_rtts: list[float], star
 
 
 def scope(metrics: dict, where: dict) -> dict:
-    """The metrics a claim reads under WHERE: a group's own (`group: N`), or a CC's inside
-    a point that mixes CCs (`cc: NAME`), each over the point's; else the point's."""
+    """The metrics a claim reads under WHERE: a group's own (`group: N`, or `class: NAME`
+    by the group's name), or a CC's inside a point that mixes CCs (`cc: NAME`), each over
+    the point's; else the point's."""
+    if "class" in where:
+        found = [g for g in metrics.get("groups") or () if g.get("class") == str(where["class"])]
+        return {**metrics, **found[0]} if found else {}
     if "group" in where:
         try:
             index = int(where["group"])

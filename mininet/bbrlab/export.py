@@ -4,6 +4,8 @@ Three CSV files, each readable in one call (pandas.read_csv, R's read.csv):
     points.csv  one row per point (each repetition): labels, then numbers in SI units
     flows.csv   one row per flow of each point
     series.csv  every time series in long format: point, series, subject, t_s, value, unit
+and, for runs with short flows (flows.*.workload):
+    shortflows.csv  one row per short flow: class, CC, size, times, FCT, slowdown, completed
 Numbers are SI (bit/s, seconds, bytes, packets, fractions); a column's name says its
 unit (`_bps`, `_s`); the sweep values as written stay beside them as `param_*` labels.
 Time series share one clock: seconds from the point's time zero (its first flow's start).
@@ -117,6 +119,23 @@ def _series_rows(run: RunDir, record: dict) -> list[dict]:
     return rows
 
 
+def _short_rows(run: RunDir, record: dict) -> list[dict]:
+    """Every short flow of the point (series.json's rows), in SI units."""
+    try:
+        rows = run.series(record["id"]).get("shortflows") or []
+    except BbrlabError:
+        return []
+    out = []
+    for flow in rows:
+        row = dict(_labels(run, record), flow=flow["id"])
+        for name, value in flow.items():
+            if name != "id":
+                column, factor = si_name(name)
+                row[column] = _scaled(value, factor)
+        out.append(row)
+    return out
+
+
 def _csv(rows: list[dict]) -> str:
     columns: list[str] = []
     for row in rows:
@@ -130,8 +149,9 @@ def _csv(rows: list[dict]) -> str:
 
 
 def export(runs: list[RunDir], out: Path) -> list[Path]:
-    """Write points.csv, flows.csv and series.csv for RUNS into OUT; return their paths."""
-    points, flows, series = [], [], []
+    """Write points.csv, flows.csv and series.csv for RUNS into OUT (and shortflows.csv when
+    they have short flows); return their paths."""
+    points, flows, series, shorts = [], [], [], []
     for run in runs:
         records = run.point_records()
         if not records:
@@ -140,8 +160,10 @@ def export(runs: list[RunDir], out: Path) -> list[Path]:
             points.append(_point_row(run, record))
             flows += _flow_rows(run, record)
             series += _series_rows(run, record)
+            shorts += _short_rows(run, record)
     written = []
-    for name, rows in (("points.csv", points), ("flows.csv", flows), ("series.csv", series)):
+    tables = [("points.csv", points), ("flows.csv", flows), ("series.csv", series)]
+    for name, rows in tables + ([("shortflows.csv", shorts)] if shorts else []):
         path = out / name
         write_atomic(path, _csv(rows))
         written.append(path)

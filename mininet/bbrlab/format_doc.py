@@ -8,7 +8,7 @@ committed file differs from what this writes.
 
 from __future__ import annotations
 
-from . import spec, units
+from . import spec, units, workload
 from .metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
 
 REQUIRED = "required"
@@ -48,8 +48,11 @@ KEYS: dict[str, tuple[str, str, str]] = {
                             "how often the trace's rate is applied"),
     "pacing": (" or ".join(spec.PACING_MODES), "fq", "`fq` on each sender's egress, or TCP's own "
                "(`internal`)"),
+    "cc": ("congestion control name", "none", "the congestion control of every flow group that names none "
+           "(one axis for all of them)"),
     "flows": ("list of flow groups", REQUIRED, "who sends"),
-    "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...)", REQUIRED, "the group's congestion control"),
+    "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...)", "required (or `cc`)",
+                   "the group's congestion control"),
     "flows.*.count": ("whole number", "1", "flows in the group"),
     "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
     "flows.*.stagger": ("time", "0s", "between the starts of the group's flows"),
@@ -58,6 +61,25 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.size": (f"size ({units.SIZE_SPELLINGS})", "one of duration, until, size", "bytes each flow "
                      "sends (flow completion time)"),
     "flows.*.rtt": ("time", "link.rtt", "the group's own base RTT"),
+    "flows.*.loss": ("percentage (`0.05%`)", "`link.loss`", "random loss on the group's own data direction "
+                     "(its delay line), like `link.loss`"),
+    "flows.*.class": ("letters, digits, `-`, `_`, `.`", "g1, g2, ...", "the class's name in figures and reports"),
+    "flows.*.workload": ("mapping", "none", "many short flows instead of `count` long ones: one sending program "
+                         "and one sink, every flow a TCP connection of the group's CC (no count, stagger, "
+                         "duration, until or size)"),
+    "flows.*.workload.arrivals": (" or ".join(f"`{a}`" for a in workload.ARRIVALS), "`poisson`",
+                                  "Poisson arrivals, or one flow after another (each alone on the link)"),
+    "flows.*.workload.rate": ("flows per second (`20/s`)", "one of rate, load (poisson)",
+                              "the mean arrival rate"),
+    "flows.*.workload.load": ("percentage (`30%`)", "one of rate, load (poisson)",
+                              "the offered load: mean inter-arrival = 8 x mean size / (load x link.rate)"),
+    "flows.*.workload.sizes": (workload.SIZES_TEXT, REQUIRED,
+                               "object sizes in bytes; a CDF is interpolated linearly between its points"),
+    "flows.*.workload.duration": ("time", "required (poisson)", "how long flows arrive; flows still open "
+                                  "when the grace after it ends are counted as unfinished"),
+    "flows.*.workload.count": ("whole number", "required (sequential)", "how many flows, one after another"),
+    "flows.*.workload.gap": ("time", "`1s` (sequential)", "from one flow's end to the next one's start"),
+    "flows.*.workload.seed": ("whole number", "`1`", "the seed of arrivals and sizes (a run is reproducible)"),
     "sysctls": ("mapping of `net.*` sysctl to value", "socket buffers for 100 Mbit/s x 500 ms",
                 "set in every host's network namespace"),
     "sampling.interval": ("time", "100ms", "ping and the bottleneck's queue"),
@@ -100,6 +122,7 @@ PLOT_KINDS = {
     "trace_replay": "the rate a trace offered and what the bottleneck delivered, per update interval",
     "aggregation_goodput": "goodput and median RTT against the base RTT per CC, one column per slotted direction",
     "jitter_goodput": "goodput against the delay variation per CC and base RTT, the emulator's noise shaded",
+    "fct_cdf": "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
 }
 
 VERDICTS = {
@@ -142,9 +165,13 @@ def render() -> str:
               if name in CLAIMABLE]
     others = [name for name in ALL_METRICS if name not in CLAIMABLE]
     lines += ["", "Also written, not for claims: " + ", ".join(f"`{n}` ({ALL_METRICS[n][0]})" for n in others) + "."]
-    lines += ["", "Of one class of flows (`where: {group: N}` or `{cc: NAME}` inside a point that mixes classes):",
+    lines += ["", "Of one class of flows (`where: {group: N}`, `{class: NAME}`, or `{cc: NAME}` inside a point that "
+              "mixes classes):",
               "", "| metric | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in CLASS_METRICS.items()]
+    lines += ["", "A class of short flows (`flows.*.workload`) has the flow-completion metrics instead (from",
+              "`flows_planned` to `tput_over3m_mean_mbps` above), of its own flows: `where: {class: NAME}`; at the",
+              "point's level they are of every short flow of the point."]
     lines += ["", "## Plot kinds", "", "| kind | figure |", "|---|---|"]
     lines += [f"| `{kind}` | {meaning} |" for kind, meaning in PLOT_KINDS.items()]
     lines += ["", "## Verdicts", "",

@@ -82,7 +82,7 @@ METRICS: dict[str, tuple[str, str]] = {
 
 # Written by classes.py for every point: its traffic classes (flow groups, CCs).
 CLASS_LISTS: dict[str, tuple[str, str]] = {
-    "groups": ("list", "per flow group: cc, rtt_ms and the class metrics below"),
+    "groups": ("list", "per flow group: class, cc, rtt_ms and the class metrics below"),
     "by_cc": ("list", "per congestion control: the class metrics below"),
 }
 RTT_PERCENTILES = (50, 95, 99)
@@ -98,7 +98,7 @@ CLASS_METRICS: dict[str, tuple[str, str]] = {
        for q in RTT_PERCENTILES},
 }
 # What a claim's `where` may name besides the sweep axes, cc and loss (claims.facts).
-CLASS_SELECTORS = ("group", "buffer_bdp")
+CLASS_SELECTORS = ("group", "class", "buffer_bdp")
 # Written by trace_metrics.py for a point whose link replays a trace (link.trace).
 TRACE_METRICS: dict[str, tuple[str, str]] = {
     "trace_mbps": ("Mbit/s", "the trace's average rate (as scaled by link.rate)"),
@@ -113,8 +113,37 @@ TRACE_METRICS: dict[str, tuple[str, str]] = {
     "schedule_late_p99_ms": ("ms", "99th percentile lateness of the updates written"),
     "schedule_late_max_ms": ("ms", "the latest update"),
 }
+# Written by fct.py for a point with short flows (flows.*.workload): for all its short flows
+# at the point's level, and for each class in its `groups` entry (`where: {group: N}`).
+FCT_BUCKETS = (("to100k", 100_000), ("to1m", 1_000_000), ("to3m", 3_000_000), ("over3m", float("inf")))
+FCT_PERCENTILES = (50, 95, 99)
+_BUCKET_TEXT = {"to100k": "objects up to 100 KB", "to1m": "objects over 100 KB up to 1 MB",
+                "to3m": "objects over 1 MB up to 3 MB", "over3m": "objects over 3 MB"}
+FCT_METRICS: dict[str, tuple[str, str]] = {
+    "flows_planned": ("count", "short flows in the schedule"),
+    "flows_started": ("count", "short flows whose connection was opened"),
+    "flows_completed": ("count", "short flows whose last byte was confirmed"),
+    "flows_unfinished": ("count", "short flows not completed by the deadline (never started, failed or open)"),
+    "completed_share": ("fraction", "flows_completed / flows_planned"),
+    **{f"fct_p{q}_ms": ("ms", f"{q}th percentile flow completion time (data phase) of the completed flows")
+       for q in FCT_PERCENTILES},
+    **{f"slowdown_p{q}": ("ratio", f"{q}th percentile of FCT / (base RTT + bytes on the wire / rate), floored at 1")
+       for q in FCT_PERCENTILES},
+    **{name: entry for bucket, _ in FCT_BUCKETS for name, entry in {
+        f"flows_{bucket}": ("count", f"short flows of {_BUCKET_TEXT[bucket]}"),
+        **{f"fct_{bucket}_p{q}_ms": ("ms", f"{q}th percentile FCT of {_BUCKET_TEXT[bucket]}") for q in FCT_PERCENTILES},
+        **{f"slowdown_{bucket}_p{q}": ("ratio", f"{q}th percentile slowdown of {_BUCKET_TEXT[bucket]}")
+           for q in FCT_PERCENTILES}}.items()},
+    "tput_over3m_p50_mbps": ("Mbit/s", "median throughput (size / FCT) of the completed objects over 3 MB"),
+    "tput_over3m_mean_mbps": ("Mbit/s", "mean throughput (size / FCT) of the completed objects over 3 MB"),
+    "shortflow_late_p99_ms": ("ms", "99th percentile of how late the sending programs opened flows"),
+    "shortflow_cpu_s_per_flow": ("s", "CPU seconds of the sending and sink programs per flow"),
+}
+FCT_LISTS: dict[str, tuple[str, str]] = {
+    "shortflow_programs": ("list", "per sending program: flows, completed, CPU seconds, lateness"),
+}
 # Everything a point's metrics.json may hold.
-ALL_METRICS = {**METRICS, **CLASS_LISTS, **TRACE_METRICS}
+ALL_METRICS = {**METRICS, **CLASS_LISTS, **TRACE_METRICS, **FCT_METRICS, **FCT_LISTS}
 
 # What a claim can bound (min/max) or divide by (relative_to): the numbers.
 CLAIMABLE = tuple(dict.fromkeys(name for name, (unit, _) in {**ALL_METRICS, **CLASS_METRICS}.items()

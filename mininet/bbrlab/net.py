@@ -191,7 +191,7 @@ class Testbed:
             changed = {k: v for k, v in values.items() if in_force.get(k) != _sysctl_text(v)}
             if changed:
                 self.set_sysctls(host, changed)
-        for name in sorted({f.sender for f in plan.flows} | {f.receiver for f in plan.flows}):
+        for name in sorted(plan.traffic_hosts()):
             run(self.nodes[name], ["ip", "tcp_metrics", "flush", "all"], check=False)
 
     def invalidate(self, host: str) -> None:

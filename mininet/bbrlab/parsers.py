@@ -20,6 +20,37 @@ from typing import Any
 
 from bbrlab.errors import ParseError
 
+# ---------------------------------------------------------------- short flows (shortflows.py)
+
+SHORTFLOW_FIELDS = {"id": str, "group": int, "class": str, "cc": str, "size": int, "at": (int, float),
+                    "completed": bool}
+
+
+def parse_shortflows(text: str, name: str) -> tuple[list[dict], dict | None]:
+    """The sending program's JSON lines: (one record per flow, its summary line or None if it
+    was killed before writing one). A bad line raises ParseError naming NAME and its line."""
+    records, summary = [], None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            raise ParseError(f"{name}:{number}: not a JSON line: {line[:60]!r}") from None
+        if isinstance(doc, dict) and isinstance(doc.get("summary"), dict):
+            summary = doc["summary"]
+            continue
+        if not isinstance(doc, dict):
+            raise ParseError(f"{name}:{number}: expected a flow record, got {line[:60]!r}")
+        for key, kind in SHORTFLOW_FIELDS.items():
+            if not isinstance(doc.get(key), kind) or (kind is int and isinstance(doc.get(key), bool)):
+                raise ParseError(f"{name}:{number}: field {key!r} missing or not a {getattr(kind, '__name__', 'number')}")
+        if doc["completed"] and not all(isinstance(doc.get(k), (int, float)) for k in ("start", "established", "end")):
+            raise ParseError(f"{name}:{number}: a completed flow without start, established and end times")
+        records.append(doc)
+    return records, summary
+
+
 # ---------------------------------------------------------------- iperf3
 
 

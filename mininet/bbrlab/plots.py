@@ -57,6 +57,9 @@ def _params_line(records: list[dict], axes: dict) -> str:
     durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
     flows = len(records[0]["flow_plan"])
     dur = f", {durations[-1]:g} s flows" if durations else ""
+    from .plots_fct import workload_line  # classes of short flows, when the point has them
+
+    shorts = workload_line(records[0], axes)
 
     def shown(key: str, value: str) -> str:
         if key not in axes:
@@ -78,8 +81,8 @@ def _params_line(records: list[dict], axes: dict) -> str:
         buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
             f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
-            + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else "") +
-            f"{flows} flow{'s' if flows > 1 else ''}{dur}")
+            + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else "")
+            + (shorts if shorts and not flows else f"{flows} flow{'s' if flows > 1 else ''}{dur}"))
 
 
 # The footer's colour by verdict word; another word (a verdict.json written when an
@@ -409,6 +412,13 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     return draw_it(plt, exp, rundir, records)
 
 
+def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
+    """Short flows: FCT CDFs per class and CC, slowdown against size (plots_fct.py)."""
+    from .plots_fct import fct_cdf as draw_it
+
+    return draw_it(plt, exp, rundir, records)
+
+
 def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
     """A trace replayed at the bottleneck against what it sent, per point (plots_field.py)."""
     from .plots_field import trace_replay as draw_it
@@ -442,6 +452,7 @@ KINDS = {
     "trace_replay": trace_replay,
     "aggregation_goodput": aggregation_goodput,
     "jitter_goodput": jitter_goodput,
+    "fct_cdf": fct_cdf,
 }
 
 

@@ -111,6 +111,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     lines += _reference_table(exp, records)
     lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
     lines += report_links.aggregation_table(exp, records) + report_links.jitter_table(exp, records)
+    lines += report_field.fct_table(records)  # short flows: FCT and slowdown per class
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
     row = {"name": exp.name, "verdict": today["verdict"] + (" (re-judged)" if rejudged else ""),

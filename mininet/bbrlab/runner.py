@@ -20,6 +20,7 @@ from .net import Testbed
 from .results import FORMAT_VERSION, RunDir, write_atomic, write_json
 from .sampling import Samplers
 from .schedule import LinkSchedule
+from .shortflow_traffic import SENDER_LEAD, ShortFlows
 from .spec import Experiment, Point
 from .topo import build_plan
 from .traffic import Traffic, grace_seconds
@@ -75,6 +76,7 @@ def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: lis
         "pacing": point.pacing,
         "flows": [dataclasses.asdict(g) for g in point.flows],
         "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
+        "workloads": [dataclasses.asdict(w) for w in plan.workloads],
         "summary": plan.summary,
         "timings": timings,
         "events": events,
@@ -91,18 +93,24 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap, point.sampling.link_pcap)
     link_schedule = LinkSchedule(testbed, plan.schedule, raw)  # a trace's rates (schedule.py); else idle
+    shorts = ShortFlows(testbed, plan, raw, grace)  # classes of many short flows (flows.*.workload)
     begun = time.monotonic()
     try:
         traffic.start_servers()
+        shorts.start_sinks()
         samplers.start()
-        t0 = time.monotonic() + IDLE_LEAD
-        t0_epoch = time.time() + IDLE_LEAD
+        lead = IDLE_LEAD + (SENDER_LEAD if plan.workloads else 0.0)
+        t0 = time.monotonic() + lead
+        t0_epoch = time.time() + lead
+        shorts.launch(t0_epoch)  # started within the lead, its flows timed from t0
         link_schedule.start(t0)
         traffic.run(t0)
+        shorts.wait(t0)
         end = time.monotonic() - t0
     finally:
         link_schedule.stop()
         samplers.stop()
+        shorts.stop()
         traffic.stop()
     link_schedule.check()
     launches = {fr.flow.id: fr.launched_at for fr in traffic.runs}
@@ -167,6 +175,9 @@ def _run_and_commit(point: Point, rundir: RunDir, bench: Bench, progress: Progre
         write_json(staging / "metrics.json", mets)
         rundir.commit_point(staging, point.id)
         status = f"goodput {mets['goodput_mbps']:.2f} Mbit/s"
+        if "flows_completed" in mets:
+            status = (f"{mets['flows_completed']} of {mets['flows_planned']} short flows completed, "
+                      f"median FCT {mets['fct_p50_ms'] or 0:.0f} ms")
         if "rtt_p50_ms" in mets:
             status += f", median RTT {mets['rtt_p50_ms']:.1f} ms"
         if mets.get("cpu_bound"):

@@ -123,13 +123,11 @@ class Samplers:
 
     def start(self) -> None:
         interval = f"{self.interval:g}"
-        seen_groups = set()
-        for flow in self.plan.flows:
+        for group, sender, dst in self.plan.groups:
             # One ping per flow group (same path) from its first sender: the RTT a packet
             # sees through the shared bottleneck queue.
-            if flow.group not in seen_groups:
-                seen_groups.add(flow.group)
-                self._spawn(flow.sender, ["ping", "-D", "-n", "-i", interval, flow.dst], f"ping-g{flow.group + 1}.txt")
+            self._spawn(sender, ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
+        for flow in self.plan.flows:  # (short flows: too many and too short for ss)
             self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
                         f"ss-{flow.id}.txt")
         bn = self.plan.bottleneck
@@ -137,7 +135,7 @@ class Samplers:
                                   self.interval)
         self.queue.start()
         if self.pcap:
-            for rcv in sorted({f.receiver for f in self.plan.flows}):
+            for rcv in sorted(h for h in self.plan.traffic_hosts() if h.startswith("rcv")):
                 self._spawn(rcv, ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",
                                   str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
         if self.link_pcap:

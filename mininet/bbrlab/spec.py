@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 from . import traces, units
+from .spec_flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
+from .spec_flows import parse as _flows
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
 from .checks import count as _count
@@ -35,7 +37,7 @@ DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
               "link_fidelity", "buffer_rtt", "coexist_share",
-              "trace_replay", "aggregation_goodput", "jitter_goodput")
+              "trace_replay", "aggregation_goodput", "jitter_goodput", "fct_cdf")
 
 # Socket buffers large enough for 100 Mbit/s x 500 ms, set inside EVERY host namespace
 # (these sysctls are per network namespace since Linux 4.15).
@@ -52,21 +54,21 @@ SWEEPABLE = (
     "link.delay_variation", "link.slot", "link.slot_max", "link.slot_packets", "link.slot_bytes", "link.slot_on",
     "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
-    "flows.*.until", "flows.*.size", "flows.*.rtt",
+    "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
+    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes",
 )
-TOP_KEYS = {"name", "title", "description", "link", "pacing", "flows", "sysctls", "sampling",
+TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
              "shaper", "trace", "trace_interval", "delay_variation", "slot", "slot_max", "slot_packets",
              "slot_bytes", "slot_on"}
 SLOT_KEYS = ("slot_max", "slot_packets", "slot_bytes", "slot_on")
 SLOT_DIRECTIONS = ("ack", "data")
-FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
-MEASURED_KEYS = ("link", "pacing", "flows", "sysctls", "sampling", "repeat", "seed")
+MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed")
 PLOT_KEYS = {"kind", "title"}
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
@@ -147,18 +149,6 @@ class Link:
 
 
 @dataclass(frozen=True)
-class FlowGroup:
-    cc: str
-    count: int = 1
-    start: float = 0.0
-    stagger: float = 0.0
-    duration: float | None = None
-    until: float | None = None
-    size: int | None = None
-    rtt: float | None = None
-
-
-@dataclass(frozen=True)
 class Sampling:
     interval: float = 0.1  # ping and the bottleneck's queue (no process spawned per sample)
     ss_interval: float = 0.5  # ss -tin per flow: one process per sample, costly under emulation
@@ -192,6 +182,14 @@ class Point:
         """Seconds from the first start to the last configured end (size flows: unknown, 0)."""
         ends = [0.0]
         for group in self.flows:
+            if group.workload is not None:
+                wl = group.workload
+                if wl.duration is not None:
+                    ends.append(group.start + wl.duration)
+                else:  # one download after another: about each one's ideal time and the gap
+                    each = wl.gap + wl.sizes.mean * 8 / self.link.rate + 3 * (group.rtt or self.link.rtt)
+                    ends.append(group.start + wl.count * each)
+                continue
             for i in range(group.count):
                 start = group.start + i * group.stagger
                 if group.until is not None:
@@ -374,37 +372,6 @@ def _link(raw: Any) -> Link:
     return link
 
 
-def _flows(raw: Any) -> tuple[FlowGroup, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise SpecError("flows: expected a non-empty list of flow groups")
-    groups = []
-    for i, group in enumerate(raw):
-        key = f"flows.{i}"
-        group = _check_keys(group, FLOW_KEYS, key)
-        cc = group.get("cc")
-        if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
-            raise SpecError(f"{key}.cc: expected a congestion control name like 'bbr', got {cc!r}")
-        ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
-        if len(ends) != 1:
-            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'})")
-        flow = FlowGroup(
-            cc=cc,
-            count=_count(group.get("count", 1), f"{key}.count"),
-            start=units.duration(group.get("start", "0s"), f"{key}.start"),
-            stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
-            duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
-                      if group.get("duration") is not None else None),
-            until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
-            size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-            rtt=units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None,
-        )
-        last_start = flow.start + (flow.count - 1) * flow.stagger
-        if flow.until is not None and flow.until <= last_start:
-            raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
-        groups.append(flow)
-    return tuple(groups)
-
-
 def _sampling(raw: Any) -> Sampling:
     raw = _check_keys(raw or {}, SAMPLING_KEYS, "sampling")
     for flag in ("pcap", "link_pcap"):
@@ -455,7 +422,7 @@ def _leaf_paths(raw: dict) -> list[str]:
 def resolve_key(raw: dict, key: str) -> str:
     """Full dotted path for KEY: itself when it is a path, else a unique leaf name ('rate')."""
     first = key.split(".")[0]
-    if first in TOP_KEYS:
+    if first in TOP_KEYS and not (key == "cc" and "cc" not in raw):  # else `cc` is a flow group's
         return key
     matches = [p for p in _leaf_paths(raw) if p.endswith("." + key) or p == key]
     if len(matches) > 1:
@@ -463,6 +430,10 @@ def resolve_key(raw: dict, key: str) -> str:
         present = [p for p in matches if _get(raw, p) is not None]
         if len(present) == 1:
             return present[0]
+        # 'loss' means link.loss when neither it nor a group's own loss is written
+        shared = [p for p in matches if not p.startswith("flows.")]
+        if not present and len(shared) == 1 and shared[0] != "cc":
+            return shared[0]
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -628,7 +599,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         params = {labels[p]: v for p, v in zip(axes, combo)}
         link = _link(concrete["link"])
         pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
-        flows = _flows(concrete["flows"])
+        flows = _flows(concrete["flows"], concrete.get("cc"))
         for rep in range(1, repeat + 1):
             points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
     return Experiment(

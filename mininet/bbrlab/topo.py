@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import shapers, traces
+from . import workload as workloads
 from .shapers import BOTTLENECK_HANDLE  # noqa: F401 - part of the plan's vocabulary
 from .spec import Point
 from .units import fmt_fraction, fmt_rate, fmt_time
@@ -59,6 +60,35 @@ class FlowPlan:
     start: float
     duration: float | None  # seconds of sending, for time-bounded flows
     size: int | None  # bytes, for size-bounded flows
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    """A group of many short flows (workload.py): ONE sending program on its sender host
+    (shortflows.py send) and ONE sink on its receiver host, whatever the number of flows."""
+
+    group: int
+    cls: str  # the class's name
+    cc: str
+    sender: str
+    receiver: str
+    dst: str
+    port: int  # the sink's
+    start: float
+    rtt: float  # the class's base RTT
+    loss: float  # random loss on its data direction
+    workload: workloads.Workload
+
+    def describe(self, link_bps: float) -> str:
+        wl = self.workload
+        if wl.arrivals == "sequential":
+            when = f"{wl.count} flows one after another, each {wl.gap:g}s after the previous one ended"
+        else:
+            given = f"load {fmt_fraction(wl.load)} -> " if wl.load is not None else ""
+            when = f"Poisson arrivals, {given}{wl.arrival_rate(link_bps):.3g} flows/s for {wl.duration:g}s"
+        return (f"  {self.cls} (group {self.group + 1}): {self.cc:8s} {self.sender} -> {self.receiver} "
+                f"{self.dst}:{self.port}, from {self.start:g}s, {when}; sizes {wl.sizes.text} "
+                f"(mean {wl.sizes.mean:.0f} B), seed {wl.seed}; RTT {fmt_time(self.rtt)}, loss {fmt_fraction(self.loss)}")
 
 
 @dataclass(frozen=True)
@@ -111,6 +141,19 @@ class Plan:
     bottleneck: IntfPlan
     summary: dict = field(default_factory=dict)
     schedule: RateSchedule | None = None  # a trace replayed at the bottleneck
+    workloads: tuple[WorkloadPlan, ...] = ()  # groups of many short flows
+
+    @property
+    def groups(self) -> list[tuple[int, str, str]]:
+        """(group, its first sender, its receiver's address) of every flow group, in order."""
+        seen = {f.group: (f.group, f.sender, f.dst) for f in reversed(self.flows)}
+        seen.update({w.group: (w.group, w.sender, w.dst) for w in self.workloads})
+        return [seen[g] for g in sorted(seen)]
+
+    def traffic_hosts(self) -> set[str]:
+        """Every host that sends or receives."""
+        return ({f.sender for f in self.flows} | {f.receiver for f in self.flows}
+                | {w.sender for w in self.workloads} | {w.receiver for w in self.workloads})
 
     @property
     def shape(self) -> tuple:
@@ -217,7 +260,8 @@ def _flows_per_group(point: Point) -> list[list[tuple[float, float | None, int |
 def build_plan(point: Point) -> Plan:
     link = point.link
     per_group = _flows_per_group(point)
-    n_senders = sum(len(g) for g in per_group)
+    # a workload group's flows all leave from one host (one sending program)
+    n_senders = sum(1 if g.workload else len(flows) for g, flows in zip(point.flows, per_group))
     senders = [f"snd{i}" for i in range(1, n_senders + 1)]
     receivers = [f"rcv{j}" for j in range(1, len(point.flows) + 1)]
     hosts = tuple([(s, "sender") for s in senders] + [("r1", "router"), ("r2", "router")]
@@ -249,7 +293,8 @@ def build_plan(point: Point) -> Plan:
         rtt = group.rtt or link.rtt
         forward = rtt * link.forward_share
         backward = rtt - forward
-        ack_loss = link.loss if link.loss_direction == "both" else 0.0
+        loss = link.loss if group.loss is None else group.loss  # a class's own loss, on its own line
+        ack_loss = loss if link.loss_direction == "both" else 0.0
         a, b, _ = _subnet(index)
         data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
         slot = link.slot
@@ -257,7 +302,7 @@ def build_plan(point: Point) -> Plan:
                                 slot if slot and slot.on == "data" else None)
         ack_line = _delay_line(backward, link.rate, slot=slot if slot and slot.on == "ack" else None)
         links.append(LinkPlan(
-            IntfPlan("r2", data_dev, a, "delay-data", _netem_tc(data_dev, data_line, link.loss)),
+            IntfPlan("r2", data_dev, a, "delay-data", _netem_tc(data_dev, data_line, loss)),
             IntfPlan(rcv, ack_dev, b, "delay-ack", _netem_tc(ack_dev, ack_line, ack_loss, "dport")),
         ))
         routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
@@ -268,9 +313,17 @@ def build_plan(point: Point) -> Plan:
     for router in ("r1", "r2"):
         sysctls[router]["net.ipv4.ip_forward"] = "1"
 
-    flows = []
+    flows, shorts = [], []
     k = 0
     for j, group_flows in enumerate(per_group):
+        group = point.flows[j]
+        if group.workload is not None:
+            shorts.append(WorkloadPlan(
+                group=j, cls=group.name or f"g{j + 1}", cc=group.cc, sender=senders[k], receiver=receivers[j],
+                dst=receiver_ip[j], port=workloads.SINK_PORT, start=group.start, rtt=group.rtt or link.rtt,
+                loss=link.loss if group.loss is None else group.loss, workload=group.workload))
+            k += 1
+            continue
         for i, (start, length, size) in enumerate(group_flows):
             flows.append(FlowPlan(
                 id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
@@ -289,6 +342,9 @@ def build_plan(point: Point) -> Plan:
         "pacing": point.pacing,
         "shaper": link.shaper,
     }
+    if shorts:
+        summary["rate_bps"] = link.rate
+        summary["workloads"] = {w.cls: w.describe(link.rate).strip() for w in shorts}
     if link.delay_variation:
         summary["delay_variation"] = f"0 to {fmt_time(link.delay_variation)} on the data direction, in order"
     if link.slot:
@@ -296,7 +352,7 @@ def build_plan(point: Point) -> Plan:
     if schedule:
         summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
-                tuple(flows), events, bottleneck, summary, schedule)
+                tuple(flows), events, bottleneck, summary, schedule, tuple(shorts))
 
 
 def _describe_slot(slot) -> str:
@@ -324,10 +380,14 @@ def describe(plan: Plan) -> str:
                 lines.append(f"    [{end.host}] {end.name}: no qdisc (veth default noqueue)")
     lines.append("offloads: tso, gso, gro off on every interface")
     lines.append("sysctls in every host: " + ", ".join(f"{k}={v}" for k, v in next(iter(plan.sysctls.values())).items()))
-    lines.append("flows:")
+    lines.append("flows:" if plan.flows or not plan.workloads else "flows: none of iperf3")
     for f in plan.flows:
         end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"
         lines.append(f"  {f.id}: {f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}  start {f.start:g}s, {end}")
+    if plan.workloads:
+        lines.append("short flows (one sending program per class, one sink per receiver, many connections):")
+        rate = plan.summary.get("rate_bps", 0.0)
+        lines += [w.describe(rate) for w in plan.workloads]
     for e in plan.events:
         lines.append(f"  at {e.at:g}s [{e.host}] {e.what}: {' '.join(e.argv)}")
     if plan.schedule:

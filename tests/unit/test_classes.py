@@ -42,7 +42,7 @@ def test_each_group_and_cc_gets_goodput_shares_rtt_percentiles_and_retransmits()
     # srtt from each flow's data start + startup (1 s): the samples at 0 and 0.5 s are left out
     assert g0["srtt_p50_ms"] == 52.5 and g0["srtt_p99_ms"] == pytest.approx(54.95)
     assert g1["srtt_p50_ms"] == 90
-    assert out["by_cc"]["cubic"] == {k: v for k, v in g1.items() if k not in ("group", "cc", "rtt_ms")}
+    assert out["by_cc"]["cubic"] == {k: v for k, v in g1.items() if k not in ("group", "class", "cc", "rtt_ms")}
     assert sum(c["share"] for c in out["by_cc"].values()) == pytest.approx(1.0, abs=1e-3)
 
 
@@ -70,7 +70,7 @@ def test_a_real_single_flow_point_has_one_group_and_one_cc():
     (group,) = m["groups"]
     assert group["share"] == 1.0 and group["cc"] == "bbr" and list(m["by_cc"]) == ["bbr"]
     assert group["steady_goodput_mbps"] == m["flows"][0]["steady_goodput_mbps"]
-    assert set(classes.METRICS) <= set(m) and set(group) == set(classes.CLASS_METRICS) | {"group", "cc", "rtt_ms"}
+    assert set(classes.METRICS) <= set(m) and set(group) == set(classes.CLASS_METRICS) | {"group", "class", "cc", "rtt_ms"}
     assert 40 < group["srtt_p50_ms"] < 200 and group["srtt_p50_ms"] <= group["srtt_p99_ms"]
 
 

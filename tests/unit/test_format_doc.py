@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli, format_doc, plots, spec
+from bbrlab import cli, format_doc, plots, spec, workload
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "experiment-format.md"
@@ -25,6 +25,7 @@ def test_every_accepted_key_is_listed_and_nothing_else():
     accepted |= {f"link.{k}" for k in spec.LINK_KEYS} | {f"flows.*.{k}" for k in spec.FLOW_KEYS}
     accepted |= {f"sampling.{k}" for k in spec.SAMPLING_KEYS} | {f"plot.{k}" for k in spec.PLOT_KEYS}
     accepted |= {f"claims.*.{k}" for k in spec.CLAIM_KEYS}
+    accepted |= {f"flows.*.workload.{k}" for k in workload.KEYS}
     assert set(format_doc.KEYS) == accepted
 
 

@@ -1,0 +1,113 @@
+"""Short flows for real in the testbed (flows.*.workload): cdn-mix's quick profile runs its
+two classes of Poisson-arriving flows through the bottleneck with BBR and with CUBIC at
+the servers, and startup's quick profile times 1 MB downloads one after another.
+
+What must hold whatever the claims say: at least 200 flows complete per point, every
+scheduled flow has a record (completed or counted as unfinished), every flow ran with the
+CC its class asked for (read back from its socket), the FCT CDFs are written per class, the
+figure is drawn and every claim is evaluated. About 4 minutes (2 points of 75 s of
+arrivals, the flows' drain, setup and analysis), plus 1 for startup and 1 for startup-lte
+(skipped without the Verizon trace)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import RESULTS, bbrlab
+
+from bbrlab import fct, parsers, spec, traces
+from bbrlab.errors import SpecError
+from bbrlab.results import RunDir, read_json
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def run(name: str) -> RunDir:
+    root = RESULTS / "shortflows"
+    proc = bbrlab("run", name, "--quick", "--fresh", results=root, timeout=1200)
+    print(proc.stdout, proc.stderr[-4000:])
+    assert proc.returncode in (0, 3), proc.stderr[-4000:]  # 3: a claim did not hold (the verdict says which)
+    return RunDir.latest(root, name)
+
+
+def flow_records(folder: Path) -> list[dict]:
+    """Every flow record the point's sending programs wrote, checked against its schedules."""
+    found = []
+    for schedule in sorted((folder / "raw").glob("shortflows-schedule-g*.json")):
+        out = schedule.with_name(schedule.name.replace("-schedule", "").replace(".json", ".jsonl"))
+        records, summary = parsers.parse_shortflows(out.read_text(), out.name)
+        planned = json.loads(schedule.read_text())["flows"]
+        assert [r["id"] for r in records] == [f["id"] for f in planned], out  # none dropped
+        assert summary is not None and summary["cpu_s"] > 0, out
+        found += records
+    return found
+
+
+def judged(rundir: RunDir) -> dict:
+    verdict = read_json(rundir.path / "verdict.json")
+    print(json.dumps(verdict, indent=1)[:4000])
+    assert verdict["verdict"] != "not evaluated"
+    return verdict
+
+
+def test_cdn_mix_quick_completes_hundreds_of_flows_per_point_and_judges_its_claims():
+    rundir = run("cdn-mix")
+    records = rundir.point_records()
+    assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
+    for rec in records:
+        m, folder = rec["metrics"], Path(rec["dir"])
+        assert m["flows_completed"] >= 200, m
+        assert m["flows_planned"] == m["flows_completed"] + m["flows_unfinished"]
+        flows = flow_records(folder)
+        assert len(flows) == m["flows_planned"]
+        assert {(f["class"], f["cc_set"]) for f in flows if f["completed"]} == {
+            ("client", rec["params"]["cc"]), ("pop-to-pop", rec["params"]["cc"])}
+        assert all(f["bytes_acked"] == f["size"] for f in flows if f["completed"])
+        classes = {g["class"]: g for g in m["groups"]}
+        assert classes["client"]["rtt_ms"] == 50.0 and classes["pop-to-pop"]["rtt_ms"] == 10.0
+        assert all(g["fct_p50_ms"] and g["slowdown_p50"] >= 1.0 for g in classes.values())
+        series = rundir.series(rec["id"])
+        assert len(series["shortflows"]) == m["flows_planned"]
+        cdfs = series["fct_cdf"]
+        assert set(cdfs) == {"client", "pop-to-pop"} and all(c["all"][-1][1] <= 1.0 for c in cdfs.values())
+        # the programs kept up with the schedule (their lateness is a claim too)
+        print(rec["id"], {k: m[k] for k in ("shortflow_late_p99_ms", "shortflow_cpu_s_per_flow", "cpu_busy_mean")
+                          if k in m})
+    verdict = judged(rundir)
+    assert all(c["status"] != "not evaluated" for c in verdict["claims"]), verdict["claims"]
+    assert (rundir.path / "cdn-mix.png").stat().st_size > 10_000
+
+
+def test_startup_quick_times_each_1mb_download_alone_on_the_link():
+    rundir = run("startup")
+    records = rundir.point_records()
+    assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
+    ideal = fct.ideal_seconds(1_000_000, 0.040, 10e6) * 1e3
+    for rec in records:
+        m = rec["metrics"]
+        assert (m["flows_planned"], m["flows_completed"]) == (3, 3), m
+        assert ideal <= m["fct_p50_ms"] < 6 * ideal, (ideal, m["fct_p50_ms"])
+        flows = flow_records(Path(rec["dir"]))
+        assert {f["cc_set"] for f in flows} == {rec["params"]["cc"]}
+        for a, b in zip(flows, flows[1:]):  # one after another, never two on the link at once
+            assert b["start"] >= a["end"]
+    verdict = judged(rundir)
+    (one_mb,) = [c for c in verdict["claims"] if c["id"] == "bbr-not-slower-1mb"]
+    assert one_mb["status"] != "not evaluated"
+
+
+def test_startup_lte_quick_downloads_through_the_trace():
+    try:
+        spec.load(EXPERIMENTS / "startup-lte.yaml", quick=True)
+    except SpecError as exc:
+        pytest.skip(f"no Verizon trace here (set {traces.TRACES_VARIABLE}): {exc}")
+    rundir = run("startup-lte")
+    for rec in rundir.point_records():
+        m = rec["metrics"]
+        assert (m["flows_planned"], m["flows_completed"]) == (3, 3), m
+        assert m["fct_p50_ms"] >= fct.ideal_seconds(1_000_000, 0.100, 70e6) * 1e3  # the trace's peak is 67 Mbit/s
+        assert m["schedule_updates"] > 0  # the trace was replayed while the downloads ran
+    (one_mb,) = [c for c in judged(rundir)["claims"] if c["id"] == "bbr-faster-1mb-lte"]
+    assert one_mb["status"] != "not evaluated"
