@@ -12,6 +12,9 @@
 #   integration  tests/integration inside the VM as root: the environment, then the
 #                experiments for real (short flows) with assertions on the paper's claims
 #   pull         the integration runs' results copied into results/ on the host
+#   sweep        tests/sweep.sh: a small sweep split into two shards through ansible/sweep.yml
+#                (both on the test VM, one after the other), one shard killed and resumed,
+#                the merge against an unsharded run, a mismatched merge refused
 # The VM is destroyed and the daemons this suite started are stopped on any exit
 # (--keep-vm leaves the VM up for more runs: vm/vm.sh run ..., vm/vm.sh destroy).
 #
@@ -74,7 +77,7 @@ lint() {
     yamllint --strict .
     ansible-lint -q
     flake8 mininet tests benchmarks
-    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh .ci/run
+    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh tests/sweep.sh .ci/run
     VAGRANT_CHECKPOINT_DISABLE=1 vagrant validate
 }
 
@@ -100,6 +103,7 @@ if ((with_vm)); then
     timed integration integration || integration_rc=$?
     stage pull "$vm" pull # also after a failure: the evidence is in the results
     ((integration_rc == 0)) || fail integration "$integration_rc"
+    stage sweep bash tests/sweep.sh # two shards on the one VM, merged, against an unsharded run
 fi
 report
 echo "tests/run.sh: all stages passed" >&2

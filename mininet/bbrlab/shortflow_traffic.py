@@ -23,7 +23,7 @@ from pathlib import Path
 from . import shortflows, workload
 from .errors import TestbedError
 from .topo import DATA_PORTS, Plan
-from .traffic import LISTEN_TIMEOUT, STOP_WAIT, _wait_listening
+from .traffic import LISTEN_TIMEOUT, stop_processes, _wait_listening
 
 PROGRAM = Path(shortflows.__file__).resolve()
 # More lead before time zero with short flows: a Python program takes 0.3-1 s to start in a
@@ -103,15 +103,6 @@ class ShortFlows:
 
     def stop(self) -> None:
         """SIGTERM: the sinks write their summaries, a sender what it has; then SIGKILL."""
-        alive = [p for p in self.sinks + [s for s, _ in self.senders] if p.poll() is None]
-        for proc in alive:
-            proc.send_signal(signal.SIGTERM)
-        until = time.monotonic() + STOP_WAIT
-        for proc in alive:
-            try:
-                proc.wait(timeout=max(0.0, until - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes(self.sinks + [s for s, _ in self.senders], signal.SIGTERM)
         for f in self.files:
             f.close()

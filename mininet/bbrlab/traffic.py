@@ -24,6 +24,21 @@ GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
 DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer takes to drain
 
 
+def stop_processes(procs: list, first: int) -> None:
+    """Signal FIRST to those of PROCS still running, then SIGKILL any left STOP_WAIT
+    seconds later: a program asked to stop gets the time to write what it measured."""
+    alive = [p for p in procs if p.poll() is None]
+    for proc in alive:
+        proc.send_signal(first)
+    deadline = time.monotonic() + STOP_WAIT
+    for proc in alive:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def grace_seconds(full_buffer_seconds: float) -> float:
     """How long after its planned end a flow may still be finishing.
 
@@ -144,16 +159,7 @@ class Traffic:
         """Stop what still runs: SIGINT first, so iperf3 writes what it measured and why it
         stopped (a hung flow's evidence, kept with the failed point), then SIGKILL whatever
         is left STOP_WAIT seconds later."""
-        alive = [p for fr in self.runs for p in (fr.client, fr.server) if p is not None and p.poll() is None]
-        for proc in alive:
-            proc.send_signal(signal.SIGINT)
-        deadline = time.monotonic() + STOP_WAIT
-        for proc in alive:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes([p for fr in self.runs for p in (fr.client, fr.server) if p is not None], signal.SIGINT)
         for fr in self.runs:
             for f in fr.files:
                 f.close()
