@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the libvirt box "debian/bookworm64" from Debian's packages alone and
-# add it to Vagrant.
+# Build the libvirt box "debian/bookworm64" (amd64) or "bbrlab/bookworm-arm64"
+# (arm64) from Debian's packages alone and add it to Vagrant.
 #
 # Why a local box: CI and development machines reach no box registry, and their
 # own kernels lack sch_netem/sch_fq. The box boots Debian's kernel directly
@@ -8,12 +8,19 @@
 # is pre-seeded with every package the Ansible roles install plus ansible
 # itself, so `vagrant up` + ansible_local need no network in the guest.
 #
-# The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script
-# and the roles' package lists; it is rebuilt only when they change, and
-# re-added to Vagrant only when the installed box is not the current one.
+# The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script,
+# the roles' package lists and (for arm64) the architecture; it is rebuilt only
+# when they change, and re-added to Vagrant only when the installed box is not
+# the current one.
 #
-# Usage: vm/build-box.sh [--status]
+# Usage: vm/build-box.sh [--arch amd64|arm64] [--status | --no-add]
+#   --arch    the box's Debian architecture (default amd64). A foreign one is
+#             built through qemu-user-static and binfmt_misc (apt-get install
+#             qemu-user-static binfmt-support); tcp_bbr_noagg is then left to
+#             provisioning (a compiler under user-mode emulation is too slow).
 #   --status  print "current" (exit 0) or "stale" (exit 1) and do nothing else
+#   --no-add  build the .box if needed, print its path, and leave Vagrant alone
+#             (vm/arm64-check.sh boots the image with qemu directly)
 #
 # Environment: BBRLAB_CACHE (default /var/cache/bbrlab), VAGRANT_HOME (default
 # $BBRLAB_CACHE/vagrant.d), BBRLAB_DEBIAN_MIRROR (default
@@ -26,10 +33,36 @@ cache=${BBRLAB_CACHE:-/var/cache/bbrlab}
 export VAGRANT_HOME=${VAGRANT_HOME:-$cache/vagrant.d}
 mirror=${BBRLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 disk_gb=${BBRLAB_BOX_DISK_GB:-10}
-box_name=debian/bookworm64
-box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
-stamp=$VAGRANT_HOME/bbrlab-box.sha256
 suite=bookworm
+
+usage="usage: vm/build-box.sh [--arch amd64|arm64] [--status | --no-add]"
+arch=amd64 action=add
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --arch) [[ $# -ge 2 ]] || { echo "build-box: error: --arch needs a value ($usage)" >&2; exit 1; }
+                arch=$2; shift 2 ;;
+        --status) action=status; shift ;;
+        --no-add) action=no-add; shift ;;
+        *) echo "build-box: error: unknown argument: $1 ($usage)" >&2; exit 1 ;;
+    esac
+done
+# Per architecture: the box's name in Vagrant, the cached file's prefix, the
+# stamp of the installed box, and how libvirt boots the kernel.
+case $arch in
+    amd64)
+        box_name=debian/bookworm64 box_prefix=bookworm64 stamp_name=bbrlab-box.sha256
+        # tsc=reliable: under TCG the kernel distrusts the TSC and falls back to the HPET,
+        # whose every read is an emulated device access (netem, fq and htb read the clock
+        # per packet). Under KVM kvm-clock still wins by rating.
+        cmd_line="root=/dev/vda rw console=ttyS0 net.ifnames=0 tsc=reliable" ;;
+    arm64)
+        box_name=bbrlab/bookworm-arm64 box_prefix=bookworm-arm64 stamp_name=bbrlab-box-arm64.sha256
+        cmd_line="root=/dev/vda rw console=ttyAMA0 net.ifnames=0" ;;
+    *) echo "build-box: error: --arch must be amd64 or arm64, got '$arch'" >&2; exit 1 ;;
+esac
+box_dir=$VAGRANT_HOME/boxes/${box_name//\//-VAGRANTSLASH-}/0/libvirt
+stamp=$VAGRANT_HOME/$stamp_name
+host_arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
 
 die() { echo "build-box: error: $*" >&2; exit 1; }
 log() { echo "build-box: $*" >&2; }
@@ -52,7 +85,7 @@ logged() { # logged LOG CMD...: run CMD quietly into LOG; on failure show its ta
 # and what ansible_local and Ansible's apt module need on the target. The roles
 # use ansible.builtin only, so ansible-core suffices (the "ansible" package
 # would add ~500 MB of collections to the box).
-base_include=systemd-sysv,udev,dbus,linux-image-amd64,openssh-server,sudo,python3,python3-cffi-backend,iproute2,kmod,rsync,ca-certificates,ifupdown,isc-dhcp-client,netbase,less
+base_include=systemd-sysv,udev,dbus,linux-image-$arch,openssh-server,sudo,python3,python3-cffi-backend,iproute2,kmod,rsync,ca-certificates,ifupdown,isc-dhcp-client,netbase,less
 provision_packages="ansible-core python3-apt"
 
 role_packages() { # the package lists of the roles, one per line, sorted
@@ -77,21 +110,28 @@ command -v python3 >/dev/null || die "python3 is missing: run vm/vm.sh deps (apt
 python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.sh deps"
 packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
 noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
-hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages"; } | sha256sum | cut -c1-16)
-box_file=$cache/boxes/bookworm64-$hash.box
+arch_key=""
+[[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"}; } | sha256sum | cut -c1-16)
+box_file=$cache/boxes/$box_prefix-$hash.box
 
 box_is_current() {
     [[ -f $box_dir/metadata.json && -f $box_dir/vmlinuz && -f $stamp && $(cat "$stamp") == "$hash" ]]
 }
 
-if [[ ${1:-} == --status ]]; then
+if [[ $action == status ]]; then
     if box_is_current; then echo current; exit 0; else echo stale; exit 1; fi
 fi
-[[ $# -eq 0 ]] || die "unknown argument: $1 (usage: vm/build-box.sh [--status])"
 [[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap, chroot, mkfs)"
 for tool in debootstrap mkfs.ext4 qemu-img vagrant; do
     command -v "$tool" >/dev/null || die "$tool is missing: run vm/vm.sh deps"
 done
+if [[ $arch != "$host_arch" ]]; then
+    # debootstrap's second stage and the chroot's apt run the box's own binaries.
+    [[ $arch == arm64 ]] && binfmt=qemu-aarch64 || binfmt=qemu-x86_64
+    grep -qx enabled "/proc/sys/fs/binfmt_misc/$binfmt" 2>/dev/null ||
+        die "cannot run $arch binaries on this $host_arch host: apt-get install qemu-user-static binfmt-support, then update-binfmts --enable $binfmt"
+fi
 
 build_root=""
 cleanup() {
@@ -133,17 +173,20 @@ configure_rootfs() { # configure_rootfs ROOTFS: everything the box needs to boot
 }
 
 write_box_vagrantfile() { # write_box_vagrantfile FILE
-    cat >"$1" <<'RUBY'
-# Box built by bbrlab's vm/build-box.sh: boots Debian's kernel directly.
+    local machine=""
+    # arm64: QEMU's "virt" board (no firmware needed for a direct kernel boot).
+    # The CPU model is the project Vagrantfile's choice (KVM or TCG).
+    [[ $arch == arm64 ]] && machine='
+    libvirt.machine_type = "virt"
+    libvirt.machine_arch = "aarch64"'
+    cat >"$1" <<RUBY
+# Box built by bbrlab's vm/build-box.sh ($arch): boots Debian's kernel directly.
 Vagrant.configure("2") do |config|
   config.vm.provider :libvirt do |libvirt|
     libvirt.kernel = File.expand_path("../vmlinuz", __FILE__)
     libvirt.initrd = File.expand_path("../initrd.img", __FILE__)
-    # tsc=reliable: under TCG the kernel distrusts the TSC and falls back to the HPET,
-    # whose every read is an emulated device access (netem, fq and htb read the clock
-    # per packet). Under KVM kvm-clock still wins by rating.
-    libvirt.cmd_line = "root=/dev/vda rw console=ttyS0 net.ifnames=0 tsc=reliable"
-    libvirt.disk_bus = "virtio"
+    libvirt.cmd_line = "$cmd_line"
+    libvirt.disk_bus = "virtio"$machine
   end
 end
 RUBY
@@ -183,8 +226,8 @@ build_box() {
     build_root=$(mktemp -d "$cache/build.XXXXXX")
     root=$build_root/rootfs
     log "building box $hash in $build_root"
-    timed "debootstrap" logged "$build_root/debootstrap.log" \
-        debootstrap --variant=minbase --include="$base_include" "$suite" "$root" "$mirror"
+    timed "debootstrap ($arch)" logged "$build_root/debootstrap.log" \
+        debootstrap --arch="$arch" --variant=minbase --include="$base_include" "$suite" "$root" "$mirror"
 
     cat >"$root/etc/apt/sources.list" <<EOF
 deb $mirror $suite main
@@ -200,7 +243,11 @@ EOF
     timed "chroot apt-get install" logged "$build_root/apt.log" \
         chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
         "apt-get update -q && apt-get install -y -q --no-install-recommends $provision_packages ${packages//$'\n'/ } && apt-get clean"
-    build_noagg "$root"
+    if [[ $arch == "$host_arch" ]]; then
+        build_noagg "$root"
+    else
+        log "tcp_bbr_noagg not built for a foreign architecture: provisioning builds it (role bbrnoagg)"
+    fi
     rm -f "$root/usr/sbin/policy-rc.d"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
     configure_rootfs "$root"
@@ -228,7 +275,7 @@ remove_stale_box_volumes() {
     virsh -c qemu:///system list >/dev/null 2>&1 || return 0
     local vol
     for vol in $(virsh -c qemu:///system vol-list default 2>/dev/null \
-        | awk '$1 ~ /^debian-VAGRANTSLASH-bookworm64_vagrant_box_image_/ {print $1}'); do
+        | awk -v prefix="${box_name//\//-VAGRANTSLASH-}_vagrant_box_image_" 'index($1, prefix) == 1 {print $1}'); do
         log "deleting stale box volume $vol"
         virsh -c qemu:///system vol-delete --pool default "$vol" >/dev/null
     done
@@ -237,9 +284,14 @@ remove_stale_box_volumes() {
 if [[ -f $box_file ]]; then
     log "cached box $box_file is current (inputs hash $hash)"
 else
-    ls "$cache"/boxes/bookworm64-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
+    ls "$cache/boxes/$box_prefix"-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
     build_box
-    find "$cache/boxes" -name 'bookworm64-*.box' ! -name "bookworm64-$hash.box" -delete
+    find "$cache/boxes" -name "$box_prefix-*.box" ! -name "$box_prefix-$hash.box" -delete
+fi
+
+if [[ $action == no-add ]]; then
+    echo "$box_file"
+    exit 0
 fi
 
 if box_is_current; then
