@@ -68,6 +68,10 @@ cleanup() {
     if [[ -n $qemu_pid ]] && kill -0 "$qemu_pid" 2>/dev/null; then
         log "stopping qemu (pid $qemu_pid)"
         kill "$qemu_pid" 2>/dev/null || true
+        # A qemu that was stopped (SIGSTOP) never handles SIGTERM: SIGKILL after a grace period.
+        local deadline=$(($(now) + 10))
+        while kill -0 "$qemu_pid" 2>/dev/null && (($(now) < deadline)); do sleep 1; done
+        kill -KILL "$qemu_pid" 2>/dev/null || true
         wait "$qemu_pid" 2>/dev/null || true
     fi
     rm -f "$work/overlay.qcow2"
