@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import classes, fct, parsers, trace_metrics
+from . import classes, fct, mathis, parsers, trace_metrics
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
 from .spec import FRAME_BYTES, Experiment, Point
@@ -106,6 +106,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         # The RTT a packet sees behind a full buffer: what a buffer-filling CC converges to.
         "full_buffer_rtt_ms": round((link.rtt + link.full_buffer_seconds()) * 1e3, 3),
         "ideal_goodput_mbps": m.ideal_goodput_bps(link.rate, link.loss) / 1e6,
+        "mathis_goodput_mbps": _maybe_round(mathis.goodput_mbps(link.rtt, link.loss), 4),
         "duration_s": round(end, 3),
     }
 

@@ -29,7 +29,7 @@ from . import parsers, spec
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
 
-FORMAT = 1
+FORMAT = 2  # 2: BBR's estimate judged from below too (0.9-1.05 x the rate)
 EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "fidelity.yaml"
 # The targets every measured rate must meet (README "The bottleneck"), and the CC whose
 # points measure each: only CUBIC keeps the buffer backlogged (BBR drains it on purpose,
@@ -39,7 +39,10 @@ TARGETS = {
     # no 100 ms window above the rate, beyond what the longest pause of the guest held back
     # (pauses of 10-20 ms happen here: caught up, they read as 1.1-1.2; lost, as rate)
     "link_peak_beyond_pause": ("max", 1.03, None),
-    "bbr_bw_ratio": ("max", 1.05, "bbr"),  # BBR's median estimate within the rate
+    # BBR's median estimate near the rate: above it, short samples overshot (a bursty
+    # shaper); far below it, BBR's own pacing starved (measured: 0.42 at 50 Mbit/s with the
+    # host's CPUs busy with other work, while CUBIC still got 0.99 of the link)
+    "bbr_bw_ratio": ("range", (0.9, 1.05), "bbr"),
     "steady_link_efficiency": ("min", 0.95, "cubic"),  # one CUBIC flow gets the payload capacity
 }
 CYCLICTEST_SECONDS = 5
@@ -114,9 +117,19 @@ def _judge(metrics: dict, cc: str) -> list[str]:
         value = metrics.get(name)
         if value is None or who not in (None, cc):
             continue
-        if (kind == "min" and value < bound) or (kind == "max" and value > bound):
+        if kind == "range" and not bound[0] <= value <= bound[1]:
+            missed.append(f"{name} {value:.3f} outside [{bound[0]:g}, {bound[1]:g}]")
+        elif (kind == "min" and value < bound) or (kind == "max" and value > bound):
             missed.append(f"{name} {value:.3f} {'<' if kind == 'min' else '>'} {bound:g}")
     return missed
+
+
+def _worst(kind: str, a: float, b: float) -> float:
+    """The worse of two points' values of a target of KIND: the lower of a minimum, the
+    higher of a maximum, the farther from 1 of a range around the rate."""
+    if kind == "range":
+        return max(a, b, key=lambda v: abs(v - 1))
+    return (min if kind == "min" else max)(a, b)
 
 
 def envelope(records: list[dict]) -> dict:
@@ -136,7 +149,7 @@ def envelope(records: list[dict]) -> dict:
             for name, (kind, _, who) in TARGETS.items():
                 if mets.get(name) is not None and who in (None, cc):
                     old = row.get(name)  # the worst of the points that measure it
-                    row[name] = mets[name] if old is None else (min if kind == "min" else max)(old, mets[name])
+                    row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
             row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc)]
             for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
                          "cpu_core_busy_max"):

@@ -1,5 +1,5 @@
 """bbrlab's command line: list, run, plot, suite, merge, report, calibrate, export, compare,
-format-doc, preflight, clean.
+lab, format-doc, preflight, clean.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -18,7 +18,7 @@ from .metadata import REPO
 from .selection import parse_only, select
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
-EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 2, 3, 130
+EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
               "every host; `bbrlab merge` combines the shards' runs")
 
@@ -364,6 +364,27 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_lab_list(args) -> int:
+    from . import lab
+
+    for one in lab.labs():
+        print(f"{one.number}  {one.name:12s} {one.title}")
+        print("\n".join(f"     {c}" for c in one.commands()))
+    return 0
+
+
+def cmd_lab_check(args) -> int:
+    from . import lab
+
+    chosen = lab.find(args.lab)
+    findings = lab.check(chosen, [Path(d) for d in args.runs])
+    accepted = all(f.problem is None for f in findings)
+    print(f"{chosen.label}: {'accepted' if accepted else 'not accepted'}: the runs "
+          + ("can be graded" if accepted else "cannot be graded yet"))
+    print("\n".join(f.line() for f in findings))
+    return 0 if accepted else EXIT_REJECTED
+
+
 def cmd_format_doc(args) -> int:
     from . import format_doc
 
@@ -467,6 +488,16 @@ def parser() -> argparse.ArgumentParser:
                            "goodput, utilization, RTT p50/p95, queue, retransmits, fairness, link busy)")
     comparing.add_argument("--out", default="compare.png", help="the overlay figure (default: %(default)s)")
     comparing.set_defaults(func=cmd_compare)
+    labs = command("lab", help="the course lab kit (labs/): list the labs, check a student's runs")
+    lab_sub = labs.add_subparsers(dest="lab_command", required=True)
+    lab_sub.add_parser("list", help="the labs and their commands").set_defaults(func=cmd_lab_list)
+    checking = lab_sub.add_parser("check", help="whether a student's runs of a lab can be "
+                                  "graded: all there, the lab's parameters, complete, the emulator kept up "
+                                  "(exit 1 when not; answers are not graded)")
+    checking.add_argument("lab", help="the lab: its number, name or folder")
+    checking.add_argument("runs", nargs="+", metavar="RUN", help="run directories (results/NAME/STAMP) or "
+                          "results roots (the newest run of each of the lab's experiments)")
+    checking.set_defaults(func=cmd_lab_check)
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(func=cmd_format_doc)
     command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)

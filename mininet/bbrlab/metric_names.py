@@ -17,6 +17,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "bdp_pkts": ("pkt", "the bandwidth-delay product"),
     "full_buffer_rtt_ms": ("ms", "the RTT behind a full buffer (what a buffer-filling CC reaches)"),
     "ideal_goodput_mbps": ("Mbit/s", "the goodput the rate allows at the configured loss"),
+    "mathis_goodput_mbps": ("Mbit/s", "the Mathis et al. model's goodput at the base RTT and the loss "
+                            "(a Reno-like flow's; null without loss)"),
     "duration_s": ("s", "from the first flow's start to the last flow's end"),
     # goodput
     "flows": ("list", "one row per flow: goodput, retransmits, BBR's model"),

@@ -26,6 +26,7 @@ from .topo import Plan
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
 HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
 INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
+SHORTFLOWS_PROGRAM = b"shortflows.py"  # run by path by shortflow_traffic.py (a floor above)
 
 
 def _netns_inode(pid: int) -> int | None:
@@ -35,12 +36,20 @@ def _netns_inode(pid: int) -> int | None:
         return None
 
 
+def _is_traffic(cmdline: list[bytes]) -> bool:
+    """A traffic program of a run: iperf3, or a short-flow program (shortflows.py)."""
+    return bool(cmdline) and (Path(cmdline[0].decode(errors="replace")).name == "iperf3"
+                              or any(part.endswith(SHORTFLOWS_PROGRAM) for part in cmdline[1:2]))
+
+
 def cleanup_leftovers() -> list[str]:
     """Remove what a killed run left: its host shells, every process in their namespaces
-    (an orphaned iperf3 keeps a namespace and its qdiscs alive), and stray veths."""
+    (an orphaned iperf3 keeps a namespace and its qdiscs alive), traffic programs in another
+    namespace whose shell is already gone (a client started as the run was interrupted),
+    and stray veths."""
     removed = []
     own_ns = _netns_inode(os.getpid())
-    shells, namespaces = [], set()
+    shells, namespaces, orphans = [], set(), []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -48,12 +57,14 @@ def cleanup_leftovers() -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
+        ns = _netns_inode(int(entry.name))
         if any(HOST_NAME.search(part.decode(errors="replace")) for part in cmdline):
             shells.append(int(entry.name))
-            ns = _netns_inode(int(entry.name))
             if ns is not None and ns != own_ns:
                 namespaces.add(ns)
-    victims = set(shells)
+        elif ns is not None and ns != own_ns and _is_traffic(cmdline):
+            orphans.append(int(entry.name))
+    victims = set(shells) | set(orphans)
     if namespaces:
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit() and _netns_inode(int(entry.name)) in namespaces:

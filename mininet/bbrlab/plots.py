@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from . import claims as claims_mod
-from . import references
+from . import mathis, references
 from .legends import clear_legends
 from .errors import BbrlabError
 from .results import RunDir, write_atomic
@@ -332,15 +332,26 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     if losses:
         grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
         ax.plot(grid, [link * (1 - p / 100) for p in grid], color="black", ls="--", lw=1, label="ideal: bw x (1 - p)")
+        rtt = merged[0]["metrics"]["base_rtt_ms"] / 1e3
+        ax.plot(grid, [mathis.capped_mbps(rtt, p / 100, link) for p in grid], color="grey", ls="-.", lw=1,
+                label=f"Mathis et al.: MSS/RTT x 1.22/sqrt(p) at {rtt * 1e3:g} ms (Reno-like)")
     for name, ref in references.series(exp.reference).items():
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
                 alpha=0.3, ls=":", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
     ax.set_xscale("log")
+    if losses:  # the swept values as plain numbers (0.1, 1, 5), not powers of ten
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.set_xticks([p * 100 for p in losses])
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("random loss rate on the data path (%)")
     ax.set_ylabel("goodput after startup (Mbit/s)")
-    ax.set_ylim(0, link * 1.08)
+    # BBR's estimate may exceed the link (a trace's peaks): keep it in view
+    highest = max([link] + [r["metrics"].get("bbr_bw_p50_mbps") or 0 for r in merged])
+    ax.set_ylim(0, highest * 1.08)
     if len(ax.get_legend_handles_labels()[1]) > 6:  # many CCs: beside the plot, not over the curves
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
         fig.subplots_adjust(left=0.07, right=0.74)

@@ -31,7 +31,7 @@ QDISC_TESTS = {
 FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", str(DATA_PORTS[0]), hex(DATA_PORTS[1]),
                "flowid", "1:1"]
 VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these modules (Debian 12's "
-           "linux-image-amd64 does), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
+           "linux-image-amd64 and linux-image-arm64 do), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
            "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")
 
 

@@ -14,7 +14,7 @@ from bbrlab.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
-SUBSET = ["bw-sweep", "step"]
+SUBSET = ["bw-sweep"]  # the bandwidth step runs in test_labs (lab 4), at the same parameters
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +52,3 @@ def test_bbr_ignores_random_loss_where_cubic_is_loss_limited(suite):
     assert bbr["goodput_vs_ideal"] > 0.8
     # At 1 Mbit/s a loss-based window (Mathis: ~1.4 Mbit/s at 1%, 100 ms) still fills the link.
     assert m["rate=1Mbit,loss=1%,cc=cubic"]["steady_utilization"] > 0.7
-
-
-def test_bbr_follows_the_bandwidth_steps(suite):
-    rundir = RunDir.latest(suite[1], "step")
-    records = {r["params"]["cc"]: r for r in rundir.point_records()}
-    bbr = records["bbr"]
-    assert bbr["metrics"]["adapt_time_max_s"] is not None and bbr["metrics"]["adapt_time_max_s"] <= 3.0
-    fired = bbr["timings"]["events"]
-    assert [e["planned"] for e in fired] == [10.0, 20.0]
-    assert all(abs(e["issued"] - e["planned"]) < 0.1 for e in fired), fired  # issued on schedule
-    assert all(e["at"] - e["planned"] < 0.6 for e in fired), fired  # and in force soon after (TCG: 0.2-0.35 s)
-    # no claim fails (a link that fell below its rate leaves its points inconclusive)
-    assert read_json(rundir.path / "verdict.json")["verdict"] in ("reproduced", "inconclusive")

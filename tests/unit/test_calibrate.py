@@ -118,9 +118,23 @@ def test_envelope_ends_at_the_first_rate_that_misses_a_target():
     top = env["rates"][2]
     assert top["link_delivery"] == 0.944 and top["link_peak_beyond_pause"] == 1.04  # the worst point at each rate
     assert top["missed"] == ["cubic: link_delivery 0.944 < 0.98", "cubic: steady_link_efficiency 0.947 < 0.95",
-                             "bbr: link_peak_beyond_pause 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 > 1.05"]
+                             "bbr: link_peak_beyond_pause 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 outside [0.9, 1.05]"]
     assert env["gate"] == {"rate_bps": 100e6, "failed": "; ".join(top["missed"])}
     assert env["idle_rtt_error_ms"] == 0.5
+
+
+def test_bbr_starved_far_below_the_rate_is_not_faithful_though_cubic_fills_the_link():
+    """With the host's CPUs busy elsewhere, BBR's estimate read 0.42 of 50 Mbit/s while one
+    CUBIC flow still got 0.99 of the link: BBR's own pacing starved, the emulator is not to
+    be trusted with BBR there."""
+    env = calibrate.envelope([
+        record(10e6, "cubic", link_delivery=1.0, link_peak_beyond_pause=0.96, steady_link_efficiency=0.999),
+        record(10e6, "bbr", link_peak_beyond_pause=0.9, bbr_bw_ratio=1.009),
+        record(50e6, "cubic", link_delivery=1.002, link_peak_beyond_pause=0.7, steady_link_efficiency=0.993),
+        record(50e6, "bbr", link_peak_beyond_pause=0.6, bbr_bw_ratio=0.416)])
+    assert env["faithful_up_to_bps"] == 10e6
+    assert env["rates"][1]["missed"] == ["bbr: bbr_bw_ratio 0.416 outside [0.9, 1.05]"]
+    assert env["rates"][1]["bbr_bw_ratio"] == 0.416
 
 
 def test_only_cubic_points_judge_the_backlogged_link_and_the_payload_capacity():
@@ -176,8 +190,10 @@ def test_a_stored_calibration_is_found_for_this_machine_only(tmp_path, monkeypat
     assert path.parent == tmp_path / "cal"
     assert calibrate.load(ident) is None
     path.parent.mkdir(parents=True)
-    path.write_text('{"format": 1, "key": "x"}')
-    assert calibrate.load(ident) == {"format": 1, "key": "x"}
+    path.write_text(f'{{"format": {calibrate.FORMAT}, "key": "x"}}')
+    assert calibrate.load(ident) == {"format": calibrate.FORMAT, "key": "x"}
     assert calibrate.load(dict(ident, cpus=4)) is None
+    path.write_text(f'{{"format": {calibrate.FORMAT - 1}, "key": "x"}}')
+    assert calibrate.load(ident) is None  # judged by older targets: measured again
     path.write_text("{not json")
     assert calibrate.load(ident) is None  # a damaged file is measured again, not a traceback

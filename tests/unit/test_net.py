@@ -95,3 +95,14 @@ def test_a_changed_sysctl_is_set_and_read_back_alone(testbed):
     sets = [(h, argv) for h, argv in calls if argv[:2] == ("sysctl", "-q")]
     assert len(sets) == len(p.hosts) and all(argv[3:] == ("net.ipv4.tcp_rmem=4096 131072 67108864",)
                                              for _, argv in sets)
+
+
+def test_traffic_programs_left_in_another_namespace_are_recognized():
+    """cleanup_leftovers kills these when their host shell is gone (a client started as the
+    run was interrupted): iperf3 by name, the short-flow programs by their script."""
+    assert net._is_traffic([b"iperf3", b"-c", b"10.0.3.2", b"-t", b"15"])
+    assert net._is_traffic([b"/usr/bin/iperf3", b"-s", b"-p", b"5201"])
+    assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/shortflows.py", b"sink"])
+    assert not net._is_traffic([b"/usr/bin/python3", b"-m", b"bbrlab", b"run", b"figure5"])
+    assert not net._is_traffic([b"sshd:", b"vagrant"])
+    assert not net._is_traffic([])

@@ -1,0 +1,82 @@
+"""The course lab kit for real (labs/): every lab's commands, exactly as its handout gives
+them (quick form), run in the VM; `bbrlab lab check` accepts each lab's runs, and rejects a
+run with other parameters and an unfinished one, each with one line. Each lab's wall time
+is printed and kept in RESULTS/labs/times.json (the handouts' measured lab times)."""
+
+import json
+import os
+import shlex
+import time
+
+import pytest
+from conftest import REPO, RESULTS, bbrlab
+
+from bbrlab import lab, spec
+from bbrlab.results import RunDir
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+ROOT = RESULTS / "labs"
+TIMES: dict[str, float] = {}
+
+
+def as_run(command: str, results) -> list[str]:
+    """A handout command's arguments for conftest.bbrlab: no sudo (the tests run as root), no
+    ./bbrlab, and results/ (the lab check's runs, the report's file) is this test's results root."""
+    words = shlex.split(command)
+    words = words[1:] if words[0] == "sudo" else words
+    assert words[0] == "./bbrlab", command
+    return [str(results) if w == "results" else f"{results}/{w[len('results/'):]}" if w.startswith("results/") else w
+            for w in words[1:]]
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4])
+def test_each_labs_commands_run_and_lab_check_accepts_them(number):
+    chosen = lab.find(str(number))
+    root = ROOT / chosen.name
+    t0 = time.monotonic()
+    for command in chosen.commands():
+        proc = bbrlab(*as_run(command, root), results=root, timeout=1800)
+        print(command, proc.stdout[-2000:], proc.stderr[-3000:])
+        if command.startswith("./bbrlab lab check"):
+            assert proc.returncode == 0, proc.stdout
+            assert f"{chosen.label}: accepted" in proc.stdout
+        elif command.startswith("./bbrlab report"):
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            text = (root / f"lab{number}-report.md").read_text()
+            for run in chosen.runs:  # each run's verdict row
+                assert f"| {spec.load(run.file).name} | " in text, text[:2000]
+        else:  # 3: a claim did not hold; the lab's question, not the kit's failure
+            assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    TIMES[chosen.name] = round(time.monotonic() - t0, 1)
+    print(f"{chosen.label}: {TIMES[chosen.name] / 60:.1f} min")
+    (ROOT / "times.json").write_text(json.dumps(TIMES, indent=2) + "\n")
+
+
+def test_lab4_step_fires_its_changes_on_schedule():
+    """The lab's bandwidth step, as its handout's figure shows it: both changes issued on
+    time and in force soon after, and BBR following them."""
+    records = {r["params"]["cc"]: r for r in RunDir.latest(ROOT / "changing-links", "lab4-step").point_records()}
+    bbr = records["bbr"]
+    fired = bbr["timings"]["events"]
+    assert [e["planned"] for e in fired] == [10.0, 20.0]
+    assert all(abs(e["issued"] - e["planned"]) < 0.1 for e in fired), fired
+    assert all(e["at"] - e["planned"] < 0.6 for e in fired), fired  # TCG: 0.2-0.35 s
+    assert bbr["metrics"]["adapt_time_max_s"] is not None and bbr["metrics"]["adapt_time_max_s"] <= 3.0
+
+
+def test_lab_check_rejects_other_parameters_and_an_unfinished_run():
+    figure5 = REPO / "labs/1-bufferbloat/figure5.yaml"
+    wrong, partial = ROOT / "wrong", ROOT / "partial"
+    proc = bbrlab("run", str(figure5), "--quick", "--set", "buffer=100pkt", "--set", "duration=6s", results=wrong)
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    proc = bbrlab("run", str(figure5), "--quick", "--only", "cc=bbr", results=partial)
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    for root, expected in ((wrong, "not the lab's parameters: "), (partial, "incomplete: 1 of 2 points")):
+        proc = bbrlab("lab", "check", "1", str(root), results=root)
+        print(proc.stdout, proc.stderr)
+        assert proc.returncode == 1, proc.stdout
+        failed = [line for line in proc.stdout.splitlines() if "FAIL" in line]
+        assert len(failed) == 2, proc.stdout  # lab1-buffers is missing in both roots
+        assert any(expected in line and "lab1-figure5" in line for line in failed), proc.stdout
+        assert any("missing" in line and "lab1-buffers" in line for line in failed), proc.stdout
+    assert "link.buffer is 100pkt, the lab's 175pkt" in bbrlab("lab", "check", "1", str(wrong), results=wrong).stdout
