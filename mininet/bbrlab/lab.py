@@ -207,9 +207,11 @@ def _candidates(dirs: list[Path], experiment: str) -> list[RunDir]:
     return found
 
 
-def judge(run: LabRun, dirs: list[Path], root: Path = LABS.parent) -> Finding:
-    """The finding on the student's run of the lab's RUN among DIRS."""
-    profiles = _profiles(run)
+def judge(run: LabRun, dirs: list[Path], root: Path = LABS.parent,
+          profiles: dict[str, spec.Experiment] | None = None) -> Finding:
+    """The finding on the student's run of the lab's RUN among DIRS (PROFILES: RUN's file's
+    profiles, when the caller has loaded them already)."""
+    profiles = profiles or _profiles(run)
     name = profiles["full"].name
     command = run.command(root)
     found = _candidates(dirs, name)
@@ -237,9 +239,10 @@ def check(lab: Lab, dirs: list[Path], root: Path = LABS.parent) -> list[Finding]
     for d in dirs:
         if not d.is_dir():
             raise BbrlabError(f"{d}: no such results directory")
-    known = {_profiles(r)["full"].name for r in lab.runs}
+    profiles = [_profiles(r) for r in lab.runs]
+    known = {p["full"].name for p in profiles}
     for d in dirs:
         if (d / "run.json").is_file() and read_json(d / "run.json").get("experiment") not in known:
             raise BbrlabError(f"{d}: a run of {read_json(d / 'run.json').get('experiment')}, not of {lab.label} "
                               f"(its runs: {', '.join(sorted(known))})")
-    return [judge(r, dirs, root) for r in lab.runs]
+    return [judge(r, dirs, root, p) for r, p in zip(lab.runs, profiles)]

@@ -22,6 +22,22 @@ def bbrlab(*args, results: Path, timeout: float = 900, **kwargs) -> subprocess.C
                           text=True, timeout=timeout, cwd=REPO, **kwargs)
 
 
+def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800):
+    """A fresh run of NAME's quick profile under ROOT (EXTRA: more `run` arguments): its RunDir.
+    Exit 3 is accepted: a claim that did not hold is the tests' to assert, not the run's."""
+    from bbrlab.results import RunDir
+
+    proc = bbrlab("run", name, "--quick", "--fresh", *extra, results=root, timeout=timeout)
+    print(proc.stdout, proc.stderr[-4000:])
+    assert proc.returncode in (0, 3), proc.stderr[-4000:]
+    return RunDir.latest(root, name)
+
+
+def by_point(rundir) -> dict:
+    """{point id without the repetition: its record} of RUNDIR."""
+    return {r["id"].rsplit(",rep", 1)[0]: r for r in rundir.point_records()}
+
+
 def leftovers() -> list[str]:
     """Anything a run could leave behind: veths, Mininet host shells, emulation qdiscs."""
     found = []

@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RESULTS, bbrlab
+from conftest import RESULTS, by_point, fresh_quick
 
 from bbrlab import spec, topo, traces
 from bbrlab.errors import SpecError
-from bbrlab.results import RunDir
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -18,11 +17,7 @@ EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 def run(name: str) -> dict:
     """{point id without the repetition: its record} of a fresh quick run of NAME."""
-    root = RESULTS / "field"
-    proc = bbrlab("run", name, "--quick", "--fresh", results=root, timeout=1800)
-    print(proc.stdout, proc.stderr[-4000:])
-    assert proc.returncode in (0, 3), proc.stderr[-4000:]  # 3: a claim did not hold (asserted below)
-    return {r["id"].rsplit(",rep", 1)[0]: r for r in RunDir.latest(root, name).point_records()}
+    return by_point(fresh_quick(name, RESULTS / "field"))
 
 
 def test_coexist_shares_cross_over_between_1_and_8_bdp():

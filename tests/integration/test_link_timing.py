@@ -5,20 +5,14 @@ low-rtt-jitter reorders nothing, while netem's own jitter does (so the counter w
 import os
 
 import pytest
-from conftest import RESULTS, bbrlab
-
-from bbrlab.results import RunDir
+from conftest import RESULTS, by_point, fresh_quick
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
 
 def run(name: str, *extra: str) -> dict:
     """{point id without the repetition: its record} of a fresh quick run of NAME."""
-    root = RESULTS / "links"
-    proc = bbrlab("run", name, "--quick", "--fresh", *extra, results=root, timeout=1800)
-    print(proc.stdout, proc.stderr[-4000:])
-    assert proc.returncode in (0, 3), proc.stderr[-4000:]  # 3: a claim did not hold (asserted below)
-    return {r["id"].rsplit(",rep", 1)[0]: r for r in RunDir.latest(root, name).point_records()}
+    return by_point(fresh_quick(name, RESULTS / "links", *extra))
 
 
 def test_bbr_noagg_is_offered_by_the_kernel():

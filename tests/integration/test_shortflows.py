@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RESULTS, bbrlab
+from conftest import RESULTS, fresh_quick
 
 from bbrlab import fct, parsers, spec, traces
 from bbrlab.errors import SpecError
@@ -25,11 +25,7 @@ EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def run(name: str) -> RunDir:
-    root = RESULTS / "shortflows"
-    proc = bbrlab("run", name, "--quick", "--fresh", results=root, timeout=1200)
-    print(proc.stdout, proc.stderr[-4000:])
-    assert proc.returncode in (0, 3), proc.stderr[-4000:]  # 3: a claim did not hold (the verdict says which)
-    return RunDir.latest(root, name)
+    return fresh_quick(name, RESULTS / "shortflows", timeout=1200)
 
 
 def flow_records(folder: Path) -> list[dict]:

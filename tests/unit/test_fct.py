@@ -114,13 +114,18 @@ MIX = {"link": {"rate": "20Mbit", "rtt": "50ms", "buffer": "2bdp"}, "cc": "bbr",
                  {"class": "pop", "rtt": "10ms", "workload": {"rate": "1/s", "sizes": "fixed 10KB", "duration": "5s"}}]}
 
 
-def test_analysis_counts_a_scheduled_flow_its_program_never_wrote(tmp_path):
+def mix_point(folder: Path):
+    """MIX's point, its plan, and FOLDER/raw holding both classes' captured program output."""
     point = spec.build(MIX).points[0]
-    plan = topo.build_plan(point)
-    raw = tmp_path / "raw"
+    raw = folder / "raw"
     raw.mkdir()
     for g in (1, 2):
         (raw / f"shortflows-g{g}.jsonl").write_text((FIXTURES / f"shortflows-g{g}.jsonl").read_text())
+    return point, topo.build_plan(point), raw
+
+
+def test_analysis_counts_a_scheduled_flow_its_program_never_wrote(tmp_path):
+    point, plan, raw = mix_point(tmp_path)
     schedule = {"flows": [{"id": "g2-1", "at": 0.5, "size": 1000, "cc": "bbr", "group": 1, "class": "pop"},
                           {"id": "g2-9", "at": 4.0, "size": 1000, "cc": "bbr", "group": 1, "class": "pop"}]}
     (raw / "shortflows-schedule-g2.json").write_text(json.dumps(schedule))
@@ -154,12 +159,7 @@ def test_a_claim_reads_a_short_flow_class_by_its_group():
 def test_a_short_flow_point_is_analyzed_whole_and_writes_only_known_metric_names(tmp_path):
     from bbrlab.metric_names import ALL_METRICS
 
-    point = spec.build(MIX).points[0]
-    plan = topo.build_plan(point)
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    for g in (1, 2):
-        (raw / f"shortflows-g{g}.jsonl").write_text((FIXTURES / f"shortflows-g{g}.jsonl").read_text())
+    point, plan, raw = mix_point(tmp_path)
     (raw / "ping-g1.txt").write_text((FIXTURES / "ping_bbr.txt").read_text())
     series, out = analysis.analyze(point, plan, tmp_path, T0, {}, 8.0)
     assert sorted(set(out) - set(ALL_METRICS)) == []
