@@ -143,3 +143,14 @@ def test_differences_name_nested_keys():
     ours = {"link": {"rate": "10Mbit", "buffer": "175pkt"}, "flows": [{"cc": "bbr"}, {"cc": "cubic"}]}
     assert lab.differences(ran, ours) == ["flows.1.cc is unset, the lab's cubic",
                                           "link.buffer is 100pkt, the lab's 175pkt"]
+
+
+def test_lab4_lte_quick_is_cellular_quick_at_its_loss_rates():
+    """CI asserts cellular's key claims on lab 4's LTE run (tests/integration/test_labs.py):
+    that holds only while its quick points are cellular's, whatever else either file says."""
+    def points(file: Path) -> dict:
+        return {p.id: (p.link, p.pacing, p.flows, p.sysctls, p.sampling) for p in spec.load(file, quick=True).points}
+
+    lte, cellular = points(REPO / "labs/4-changing-links/lte.yaml"), points(REPO / "experiments/cellular.yaml")
+    assert {pid.split(",")[0] for pid in lte} == {"loss=0.001%", "loss=1%"}
+    assert {pid: cellular.get(pid) for pid in lte} == lte
