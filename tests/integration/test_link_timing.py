@@ -22,13 +22,13 @@ def test_bbr_noagg_is_offered_by_the_kernel():
 
 def test_aggregation_measures_bbr_noagg_next_to_bbr():
     points = run("aggregation")
-    assert set(points) == {f"rtt=5ms,slot_on=ack,cc={cc}" for cc in ("bbr", "bbr_noagg", "cubic")}
+    assert set(points) == {f"rtt=2ms,slot_on=ack,cc={cc}" for cc in ("bbr", "bbr_noagg", "cubic")}
     flows = {k: p["metrics"]["flows"][0] for k, p in points.items()}
     assert all(f["bytes"] > 0 for f in flows.values()), flows
-    noagg = points["rtt=5ms,slot_on=ack,cc=bbr_noagg"]
+    noagg = points["rtt=2ms,slot_on=ack,cc=bbr_noagg"]
     assert noagg["flow_plan"][0]["cc"] == "bbr_noagg"
     # the socket really ran bbr_noagg: ss names it, and BBR's model is sampled
-    assert flows["rtt=5ms,slot_on=ack,cc=bbr_noagg"].get("bbr_bw_p50_mbps") is not None
+    assert flows["rtt=2ms,slot_on=ack,cc=bbr_noagg"].get("bbr_bw_p50_mbps") is not None
     assert all(not p["metrics"]["cpu_bound"] for p in points.values())
 
 
