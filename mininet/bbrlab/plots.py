@@ -131,26 +131,28 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
     fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
     base = records[0]["metrics"]["base_rtt_ms"]
-    runs: dict[str, int] = {}
-    for rec in records:
-        runs[_label(rec, {"cc"})] = runs.get(_label(rec, {"cc"}), 0) + 1
+    medians: dict[str, list[float]] = {}  # per CC, each repetition's median RTT in run order
+    for rec in sorted(records, key=lambda r: r.get("repetition", 1)):
+        medians.setdefault(_label(rec, {"cc"}), []).append(rec["metrics"].get("rtt_p50_ms", float("nan")))
     labelled = set()
     for rec in sorted(records, key=lambda r: (_cc_of(r), r["id"])):
         series = rundir.series(rec["id"])
         st = style(_cc_of(rec))
         label = _label(rec, {"cc"})
-        # one legend entry per CC in the time series; each repetition's median in the CDF's
-        line = None if label in labelled else (f"{label} ({runs[label]} runs)" if runs[label] > 1 else label)
+        # one legend entry per CC (the CDF's colours are the same), naming each run's median
+        runs = medians[label]
+        line = None
+        if label not in labelled:
+            line = (f"{label}: median RTT {runs[0]:.0f} ms" if len(runs) == 1 else
+                    f"{label}, {len(runs)} runs: median RTT {', '.join(f'{m:.0f}' for m in runs)} ms")
         labelled.add(label)
-        run = f" run {rec.get('repetition', 1)}" if runs[label] > 1 else ""
         for name, pts in series["rtt"].items():
             pts = [(t, v) for t, v in pts if t >= 0]
             if not pts:
                 continue
             ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.0, label=line)
             values = sorted(v for _, v in pts)
-            cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6,
-                     label=f"{label}{run}: median {rec['metrics'].get('rtt_p50_ms', float('nan')):.0f} ms")
+            cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6)
             line = None
     ax.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
     cdf.axvline(base, color="black", ls="--", lw=1)
@@ -164,8 +166,7 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     ax.legend(loc="upper right", fontsize=8)
     cdf.set_xlabel("RTT (ms)")
     cdf.set_ylabel("CDF")
-    cdf.set_ylim(0, 1.01)
-    cdf.legend(loc="upper left", fontsize=8)  # a CDF leaves its upper left empty
+    cdf.set_ylim(0, 1.01)  # no legend of its own: a CDF's axis ends at 1
     return fig
 
 

@@ -137,3 +137,36 @@ def test_a_legend_at_the_top_gets_headroom_above_data_that_fills_the_axes(step_r
     covered = [legends.legend_overlaps(ax) for ax in fig.axes]  # the RTT over time, and its CDF
     plots._pyplot().close(fig)
     assert covered == [0, 0]
+
+
+def test_figure5_s_repetitions_keep_one_legend_entry_per_cc_and_the_cdf_axis_at_1(step_run, tmp_path):
+    """Three runs of each of three CCs: one entry per CC naming every run's median, and the
+    CDF's axis ends at 1 (no legend of its own to make room for)."""
+    import json
+    import shutil
+
+    run = step_run(tmp_path)
+    bbr = run.points_dir / "cc=bbr,rep1"
+    medians = {}
+    for cc in ("bbr", "bbr_noagg", "cubic"):
+        for rep in (1, 2, 3):
+            pid = f"cc={cc},rep{rep}"
+            folder = run.points_dir / pid
+            if folder != bbr:
+                shutil.copytree(bbr, folder)
+            record = json.loads((folder / "point.json").read_text())
+            record.update(id=pid, params={"cc": cc}, repetition=rep, flows=[dict(record["flows"][0], cc=cc)])
+            (folder / "point.json").write_text(json.dumps(record))
+            mets = json.loads((folder / "metrics.json").read_text())
+            mets["rtt_p50_ms"] = medians.setdefault(cc, {})[rep] = 60.0 + 10 * rep + (100 if cc == "cubic" else 0)
+            (folder / "metrics.json").write_text(json.dumps(mets))
+    exp = spec.build(spec.load_raw(run.path / "spec.yaml"), default_name="step")
+    verdict = {"verdict": "inconclusive", "why": [], "claims": [], "cpu_bound_points": []}
+    fig = plots.figure(dataclasses.replace(exp, plot_kind="rtt_timeseries"), run, run.point_records(), verdict)
+    ax, cdf = fig.axes[:2]
+    labels = ax.get_legend_handles_labels()[1]
+    top = cdf.get_ylim()[1]
+    plots._pyplot().close(fig)
+    assert cdf.get_legend() is None and top <= 1.01
+    assert "CUBIC, 3 runs: median RTT 170, 180, 190 ms" in labels, labels
+    assert sum("3 runs" in label for label in labels) == 3, labels
