@@ -28,23 +28,31 @@ def synthetic_run(tmp_path, name: str, metrics_of) -> tuple:
     return exp, rundir
 
 
-def aggregation_metrics(allowance_gain: float):
+def aggregation_metrics(allowance_gain: float, queue_ratio: float = 2.0):
+    """bbr_noagg's goodput is bbr's / ALLOWANCE_GAIN at 5 ms and less, and bbr's median RTT
+    is QUEUE_RATIO x bbr_noagg's."""
     def metrics_of(point):
         cc, rtt = point.flows[0].cc, point.link.rtt
         goodput = {"cubic": 45.0, "bbr": 44.0, "bbr_noagg": 44.0 / allowance_gain if rtt <= 0.005 else 43.0}[cc]
-        return {"steady_goodput_mbps": goodput, "steady_rtt_p50_ms": rtt * 1e3 + (20 if cc == "cubic" else 4)}
+        noagg_rtt = rtt * 1e3 + 6
+        median = {"cubic": rtt * 1e3 + 40, "bbr": noagg_rtt * queue_ratio, "bbr_noagg": noagg_rtt}[cc]
+        return {"steady_goodput_mbps": goodput, "steady_rtt_p50_ms": median, "rtt_p50_ms": median}
     return metrics_of
 
 
-def test_the_allowance_claim_reads_bbr_against_bbr_noagg_at_small_rtts_under_ack_slots(tmp_path):
+def test_the_allowance_claims_read_bbr_against_bbr_noagg_at_small_rtts(tmp_path):
     exp, rundir = synthetic_run(tmp_path, "aggregation", aggregation_metrics(1.6))
     verdict = claims.verdict(exp.claims, rundir.point_records())
     assert verdict["verdict"] == "reproduced", verdict["why"]
-    (claim,) = verdict["claims"]
-    assert sorted(c["point"] for c in claim["checks"]) == [
-        f"rtt={rtt}, slot_on=ack, cc=bbr vs rtt={rtt}, slot_on=ack, cc=bbr_noagg" for rtt in ("2ms", "5ms")]
-    exp, rundir = synthetic_run(tmp_path / "none", "aggregation", aggregation_metrics(1.0))
-    assert claims.verdict(exp.claims, rundir.point_records())["verdict"] == "not reproduced"
+    gain, queue = verdict["claims"]
+    assert sorted(c["point"] for c in gain["checks"]) == [
+        f"rtt=2ms, slot_on={on}, cc=bbr vs rtt=2ms, slot_on={on}, cc=bbr_noagg" for on in ("ack", "data")]
+    assert sorted(c["point"] for c in queue["checks"]) == sorted(
+        f"rtt={rtt}, slot_on={on}, cc=bbr vs rtt={rtt}, slot_on={on}, cc=bbr_noagg"
+        for rtt in ("2ms", "5ms") for on in ("ack", "data"))
+    for name, metrics in (("none", aggregation_metrics(1.0)), ("no-queue", aggregation_metrics(1.6, 1.1))):
+        exp, rundir = synthetic_run(tmp_path / name, "aggregation", metrics)
+        assert claims.verdict(exp.claims, rundir.point_records())["verdict"] == "not reproduced", name
 
 
 def test_the_aggregation_figure_and_table(tmp_path):
@@ -58,10 +66,12 @@ def test_the_aggregation_figure_and_table(tmp_path):
     assert report_links.jitter_table(exp, records) == []
 
 
-def jitter_metrics(point):
+def jitter_metrics(point, starved: bool = False):
+    """BBR at 99% of CUBIC's goodput, or (STARVED) losing more the larger variation / RTT."""
     link, cc = point.link, point.flows[0].cc
     smallest = link.rtt * 1e3 + 1.1  # the emulator's own addition
-    return {"steady_goodput_mbps": 46.0 if cc == "cubic" else 46.0 / (1 + link.delay_variation / link.rtt / 4),
+    bbr = 46.0 / (1 + link.delay_variation / link.rtt / 4) if starved else 45.5
+    return {"steady_goodput_mbps": 46.0 if cc == "cubic" else bbr,
             "idle_rtt_min_ms": smallest, "idle_rtt_spread_ms": 0.6 + link.delay_variation * 1e3 * 0.8,
             "reordering_events": 0}
 
@@ -84,3 +94,10 @@ def test_reordering_fails_the_jitter_claim(tmp_path):
     exp, rundir = synthetic_run(tmp_path, "low-rtt-jitter",
                                 lambda p: dict(jitter_metrics(p), reordering_events=3 if p.link.delay_variation else 0))
     assert claims.verdict(exp.claims, rundir.point_records())["verdict"] == "not reproduced"
+
+
+def test_a_bbr_starved_by_the_variation_fails_the_jitter_claim(tmp_path):
+    exp, rundir = synthetic_run(tmp_path, "low-rtt-jitter", lambda p: jitter_metrics(p, starved=True))
+    verdict = claims.verdict(exp.claims, rundir.point_records())
+    assert verdict["verdict"] == "not reproduced"
+    assert [c["status"] for c in verdict["claims"]] == ["holds", "fails"]
