@@ -48,7 +48,7 @@ def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[
 
 
 def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
-    fig, ax = plt.subplots(figsize=(11, 6))
+    fig, ax = plt.subplots(figsize=(13, 6))
     shares = class_shares(records)
     xs = sorted({x for points in shares.values() for x, *_ in points})
     for cc, points in sorted(shares.items()):
@@ -77,7 +77,9 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("bottleneck buffer (BDP)")
     ax.set_ylabel("share of the goodput after startup")
-    ax.legend(fontsize=8, loc="best")
+    # beside the axes: inside, it would cover a curve somewhere, and a share's axis ends at 1
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.subplots_adjust(left=0.07, right=0.72)
     return fig
 
 

@@ -13,9 +13,9 @@ pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def coexist_run(tmp_path, bbr_shares):
-    """A run of coexist --quick where BBR took BBR_SHARES[buffer] in each repetition."""
-    exp = spec.load(EXPERIMENTS / "coexist.yaml", quick=True)
+def coexist_run(tmp_path, bbr_shares, quick: bool = True):
+    """A run of coexist (--quick) where BBR took BBR_SHARES[buffer] in each repetition."""
+    exp = spec.load(EXPERIMENTS / "coexist.yaml", quick=quick)
     rundir = RunDir.create(tmp_path, exp.name)
     for point in exp.points:
         plan = topo.build_plan(point)
@@ -67,6 +67,19 @@ def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
     verdict = claims.verdict(exp.claims, records)
     path = plots.draw(exp, rundir, records, verdict)
     assert path.stat().st_size > 30_000
+
+
+def test_the_share_axis_ends_at_1_whatever_the_legend_would_cover(tmp_path):
+    """The full-length run's shares (2026-11-23): the legend inside the axes covered CUBIC's
+    0.82 at 32 BDP and raised the axis to 3; beside the axes it covers nothing."""
+    measured = {"0.5bdp": 0.934, "1bdp": 0.928, "2bdp": 0.654, "4bdp": 0.463, "8bdp": 0.393, "16bdp": 0.332,
+                "32bdp": 0.182}
+    exp, rundir = coexist_run(tmp_path, {b: [v] for b, v in measured.items()}, quick=False)
+    records = rundir.point_records()
+    fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))  # legends placed as drawn
+    top = fig.axes[0].get_ylim()[1]
+    plots._pyplot().close(fig)
+    assert top <= 1.02
 
 
 def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
