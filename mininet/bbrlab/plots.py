@@ -345,7 +345,8 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     if losses:  # the swept values as plain numbers (0.1, 1, 5), not powers of ten
         from matplotlib.ticker import FuncFormatter, NullFormatter
 
-        ax.set_xticks([p * 100 for p in losses])
+        ax.set_xticks(spaced_ticks([p * 100 for p in losses]))
+        ax.set_xticks([p * 100 for p in losses], minor=True)  # every swept value, unlabelled where crowded
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("random loss rate on the data path (%)")
@@ -354,11 +355,27 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     highest = max([link] + [r["metrics"].get("bbr_bw_p50_mbps") or 0 for r in merged])
     ax.set_ylim(0, highest * 1.08)
     if len(ax.get_legend_handles_labels()[1]) > 6:  # many CCs: beside the plot, not over the curves
+        fig.set_size_inches(14, 6)  # room for the legend's longest names (Mathis, the reference's)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-        fig.subplots_adjust(left=0.07, right=0.74)
+        fig.subplots_adjust(left=0.06, right=0.66)
     else:
         ax.legend(loc="lower left", fontsize=8)
     return fig
+
+
+def spaced_ticks(values: list[float], ratio: float = 1.6) -> list[float]:
+    """The VALUES (ascending, > 0) a log axis can label without their labels running into
+    each other: each at least RATIO times the one before; the largest always, in place of
+    a kept neighbour too close to it (10, 15, 20, 25, 30, 40, 50 -> 10, 20, 50)."""
+    kept: list[float] = []
+    for v in values:
+        if not kept or v >= kept[-1] * ratio:
+            kept.append(v)
+    if values and kept[-1] != values[-1]:
+        if len(kept) > 1 and values[-1] < kept[-1] * ratio:
+            kept.pop()
+        kept.append(values[-1])
+    return kept
 
 
 def untrusted_points(verdict: dict) -> set[str]:

@@ -170,3 +170,11 @@ def test_figure5_s_repetitions_keep_one_legend_entry_per_cc_and_the_cdf_axis_at_
     assert cdf.get_legend() is None and top <= 1.01
     assert "CUBIC, 3 runs: median RTT 170, 180, 190 ms" in labels, labels
     assert sum("3 runs" in label for label in labels) == 3, labels
+
+
+@pytest.mark.parametrize(("values", "labelled"), [
+    ([0.001, 0.01, 0.1, 1, 2, 5, 10, 15, 20, 25, 30, 40, 50], [0.001, 0.01, 0.1, 1, 2, 5, 10, 20, 50]),
+    ([0.1, 1, 10, 20], [0.1, 1, 10, 20]), ([10, 15], [10, 15]), ([5], [5])])
+def test_a_log_axis_labels_the_swept_values_that_have_room(values, labelled):
+    """ReBBR's 13 loss rates crowd 10-50 %: their labels ran into each other ("15202530")."""
+    assert plots.spaced_ticks(values) == labelled
