@@ -199,30 +199,38 @@ def link_busy(counter: Sequence[tuple[float, int]], rate_steps: Sequence[tuple[f
     return 8 * (b_b - b_a) / capacity
 
 
-def backlogged_delivery(samples: Sequence[tuple[float, int, int]], rate_steps: Sequence[tuple[float, float]],
-                        start: float, end: float) -> tuple[float, float]:
-    """How much of its configured rate the bottleneck delivered while it surely had work.
-
-    SAMPLES: (t, bytes sent so far, bytes queued). A gap between two samples inside
-    [START, END] is judged only when the bytes queued at its start alone could keep the
-    link busy to its end (whatever arrived meanwhile): then it should have sent at its
-    rate, and any shortfall is the emulator's (a slow host, late timers, a CPU it shares).
-    A queue of a few packets at both ends proves nothing: a sender that paces below the
-    rate (BBR, a lossy flow) leaves the link idle in between. Returns (sent / capacity over
-    the judged gaps, seconds they cover).
-    """
+def backlogged_gaps(samples: Sequence[tuple[float, int, int]], capacity_bits, start: float, end: float,
+                    skip=lambda t_a, t_b: False) -> tuple[float, float, float]:
+    """Over the gaps between two SAMPLES (t, bytes sent so far, bytes queued) inside [START,
+    END] whose queue at their start alone could fill all the link was to send in them
+    (CAPACITY_BITS(t_a, t_b)), so that it surely had work to the end, whatever arrived
+    meanwhile: (bits it sent, bits it was to send, seconds they cover). A queue of a few
+    packets at both ends proves nothing: a sender that paces below the rate (BBR, a lossy
+    flow) leaves the link idle in between. SKIP(t_a, t_b): a gap not to judge."""
     inside = [x for x in samples if start <= x[0] <= end]
-    # A rate change takes effect a few hundred ms after its planned time (a tc process
-    # starting): the second after one is not judged.
-    changes = [t for t, _ in rate_steps if t > 0]
     sent = capacity = covered = 0.0
     for (t_a, b_a, q_a), (t_b, b_b, _) in zip(inside, inside[1:]):
-        settling = any(t_a < c + 1.0 and t_b > c for c in changes)
-        bits = _capacity_bits(rate_steps, t_a, t_b)
-        if t_b > t_a and not settling and 8 * q_a >= bits:
+        bits = capacity_bits(t_a, t_b)
+        if t_b > t_a and 8 * q_a >= bits > 0 and not skip(t_a, t_b):
             sent += 8 * (b_b - b_a)
             capacity += bits
             covered += t_b - t_a
+    return sent, capacity, covered
+
+
+def backlogged_delivery(samples: Sequence[tuple[float, int, int]], rate_steps: Sequence[tuple[float, float]],
+                        start: float, end: float) -> tuple[float, float]:
+    """How much of its configured rate the bottleneck delivered while it surely had work
+    (backlogged_gaps; RATE_STEPS: (t, bit/s) from which each configured rate holds). Any
+    shortfall there is the emulator's (a slow host, late timers, a CPU it shares).
+    Returns (sent / capacity over the judged gaps, seconds they cover).
+    """
+    # A rate change takes effect a few hundred ms after its planned time (a tc process
+    # starting): the second after one is not judged.
+    changes = [t for t, _ in rate_steps if t > 0]
+    sent, capacity, covered = backlogged_gaps(
+        samples, lambda t_a, t_b: _capacity_bits(rate_steps, t_a, t_b), start, end,
+        skip=lambda t_a, t_b: any(t_a < c + 1.0 and t_b > c for c in changes))
     if capacity <= 0:
         raise ValueError(f"the bottleneck's queue never held a whole sampling interval's worth "
                          f"between {start:g} s and {end:g} s")

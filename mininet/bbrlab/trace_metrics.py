@@ -47,12 +47,9 @@ def lateness(records: Sequence[tuple[int, float, float, int]]) -> dict:
 def delivered(schedule: Schedule, counter: Sequence[tuple[float, int, int]], start: float, end: float) -> dict:
     """COUNTER: (t since the schedule's start, bytes the bottleneck sent so far, bytes
     queued). Between START and END: the rate the link delivered, the rate the schedule
-    offered over the same samples, and, over the gaps whose queue at their start alone
-    could fill all the schedule offered in them (the link surely had work all along,
-    whatever arrived meanwhile; as metrics.backlogged_delivery judges a fixed rate), what
-    it sent of what the schedule offered (1: it followed the trace). A few packets queued
-    at both ends of a gap prove nothing: a lossy CUBIC's queue empties and refills between
-    two samples, and the link idles meanwhile."""
+    offered over the same samples, and, over the gaps in which the link surely had work
+    (metrics.backlogged_gaps, as a fixed rate is judged), what it sent of what the
+    schedule offered (1: it followed the trace)."""
     inside = [x for x in counter if start <= x[0] <= end]
     if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
         return {}
@@ -61,13 +58,7 @@ def delivered(schedule: Schedule, counter: Sequence[tuple[float, int, int]], sta
            "trace_offered_mbps": round(schedule.capacity_bits(t_a, t_b) / (t_b - t_a) / 1e6, 4),
            "link_delivered_mbps": round(8 * (b_b - b_a) / (t_b - t_a) / 1e6, 4)}
     out["trace_delivery"] = round(out["link_delivered_mbps"] / out["trace_offered_mbps"], 4)
-    sent = offered = covered = 0.0
-    for (ta, ba, qa), (tb, bb, _) in zip(inside, inside[1:]):
-        bits = schedule.capacity_bits(ta, tb)
-        if tb > ta and 8 * qa >= bits > 0:
-            sent += 8 * (bb - ba)
-            offered += bits
-            covered += tb - ta
+    sent, offered, covered = m.backlogged_gaps(inside, schedule.capacity_bits, start, end)
     out["trace_backlogged_delivery"] = round(sent / offered, 4) if offered > 0 else None
     out["trace_backlogged_s"] = round(covered, 3)
     return out

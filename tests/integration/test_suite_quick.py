@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import REPO, RESULTS
+from conftest import REPO, RESULTS, by_point
 
 from bbrlab.results import RunDir, read_json
 
@@ -28,7 +28,7 @@ def suite():
 
 def metrics(root, name) -> dict:
     """{point id without the repetition: metrics} of an experiment's latest run."""
-    return {r["id"].rsplit(",rep", 1)[0]: r["metrics"] for r in RunDir.latest(root, name).point_records()}
+    return {point: r["metrics"] for point, r in by_point(RunDir.latest(root, name)).items()}
 
 
 def test_suite_runs_each_experiment_and_writes_the_report(suite):
