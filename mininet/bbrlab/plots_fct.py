@@ -66,8 +66,11 @@ def _label(key: tuple[str, str, str], rows: list[dict]) -> str:
     return f"{style(cc)['label']}, {cls}{point} ({done} done, {len(rows) - done} unfinished)"
 
 
+SLOWDOWN_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
+
+
 def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
-    from matplotlib.ticker import ScalarFormatter
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(14, 7))
     flows = pooled(rundir, records)
@@ -104,8 +107,10 @@ def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
         right.axvline(upper, color="grey", lw=0.7, ls=":")
     right.set_xscale("log")
     right.set_yscale("log")
+    # labels at 1-2-5 steps only: labelled minor ticks of a log axis run into each other
+    right.yaxis.set_major_locator(FixedLocator(SLOWDOWN_TICKS))
     right.yaxis.set_major_formatter(ScalarFormatter())
-    right.yaxis.set_minor_formatter(ScalarFormatter())
+    right.yaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel("object size (bytes; log; dotted: 100 KB, 1 MB, 3 MB)")
     right.set_ylabel("slowdown: FCT / (base RTT + bytes on the wire / rate)")
     right.set_title("slowdown against size", fontsize=10)
