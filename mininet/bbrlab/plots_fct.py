@@ -67,6 +67,12 @@ def _label(key: tuple[str, str, str], rows: list[dict]) -> str:
 
 
 SLOWDOWN_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
+SLOWDOWN_TICKS_FINE = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]
+
+
+def slowdown_ticks(span: float) -> list[float]:
+    """Where the slowdown axis is labelled, for an axis whose top is SPAN times its bottom."""
+    return SLOWDOWN_TICKS_FINE if span < 10 else SLOWDOWN_TICKS
 
 
 def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
@@ -107,8 +113,10 @@ def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
         right.axvline(upper, color="grey", lw=0.7, ls=":")
     right.set_xscale("log")
     right.set_yscale("log")
-    # labels at 1-2-5 steps only: labelled minor ticks of a log axis run into each other
-    right.yaxis.set_major_locator(FixedLocator(SLOWDOWN_TICKS))
+    # labels at 1-2-5 steps (finer within a decade): labelled minor ticks of a log axis run
+    # into each other
+    low, high = right.get_ylim()
+    right.yaxis.set_major_locator(FixedLocator(slowdown_ticks(high / max(low, 1e-9))))
     right.yaxis.set_major_formatter(ScalarFormatter())
     right.yaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel("object size (bytes; log; dotted: 100 KB, 1 MB, 3 MB)")

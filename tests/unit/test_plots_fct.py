@@ -109,3 +109,9 @@ def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path):
     assert {"flow", "class", "cc", "size", "fct_s", "slowdown", "completed", "tput_bps"} <= set(rows[0])
     assert len(rows) == sum(r["metrics"]["flows_planned"] for r in rundir.point_records())
     assert float(rows[0]["fct_s"]) < 60 and rows[0]["completed"] == "1" and rows[0]["class"] == "client"
+
+
+def test_the_slowdown_axis_labels_a_few_round_values_finer_within_a_decade():
+    wide, narrow = plots_fct.slowdown_ticks(150), plots_fct.slowdown_ticks(3)
+    assert wide[:4] == [1, 2, 5, 10] and all(b / a >= 2 for a, b in zip(wide, wide[1:]))
+    assert {1, 1.5, 2, 3} <= set(narrow) and max(narrow) == 10
