@@ -80,6 +80,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.workload.count": ("whole number", "required (sequential)", "how many flows, one after another"),
     "flows.*.workload.gap": ("time", "`1s` (sequential)", "from one flow's end to the next one's start"),
     "flows.*.workload.seed": ("whole number", "`1`", "the seed of arrivals and sizes (a run is reproducible)"),
+    "flows.*.workload.reseed": ("true or false", "`false`", "repetition R draws with seed + R - 1, so the "
+                                "intervals cover the workload too; the CCs of one repetition share it"),
     "sysctls": ("mapping of `net.*` sysctl to value", "socket buffers for 100 Mbit/s x 500 ms",
                 "set in every host's network namespace"),
     "sampling.interval": ("time", "100ms", "ping and the bottleneck's queue"),

@@ -321,7 +321,8 @@ def build_plan(point: Point) -> Plan:
             shorts.append(WorkloadPlan(
                 group=j, cls=group.name or f"g{j + 1}", cc=group.cc, sender=senders[k], receiver=receivers[j],
                 dst=receiver_ip[j], port=workloads.SINK_PORT, start=group.start, rtt=group.rtt or link.rtt,
-                loss=link.loss if group.loss is None else group.loss, workload=group.workload))
+                loss=link.loss if group.loss is None else group.loss,
+                workload=group.workload.for_repetition(point.repetition)))
             k += 1
             continue
         for i, (start, length, size) in enumerate(group_flows):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from .errors import SpecError, did_you_mean
 
 ARRIVALS = ("poisson", "sequential")
 DISTRIBUTIONS = ("fixed", "lognormal", "pareto")
-KEYS = {"arrivals", "rate", "load", "sizes", "duration", "count", "gap", "seed"}
+KEYS = {"arrivals", "rate", "load", "sizes", "duration", "count", "gap", "seed", "reseed"}
 SIZES_TEXT = ("path of a CDF file (`size index cdf` lines), or `fixed SIZE`, `lognormal MEDIAN SIGMA`, "
               "`pareto MIN SHAPE`")
 SINK_PORT = 5001  # the sink of each receiving host (iperf3's servers use 5201 and up)
@@ -96,6 +96,11 @@ class Workload:
     count: int | None = None  # flows (sequential)
     gap: float = 1.0  # seconds between one flow's end and the next one's start (sequential)
     seed: int = 1
+    reseed: bool = False  # repetition R draws with seed + R - 1 (the CCs of one repetition share it)
+
+    def for_repetition(self, repetition: int) -> Workload:
+        """The workload of repetition REPETITION (1, 2, ...): itself, or with its own seed."""
+        return replace(self, seed=self.seed + repetition - 1) if self.reseed else self
 
     def arrival_rate(self, link_bps: float) -> float:
         """Flows per second: as given, or from the load on a link of LINK_BPS."""
@@ -181,6 +186,9 @@ def parse(raw: Any, key: str) -> Workload:
     seed = raw.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise SpecError(f"{key}.seed: expected a whole number, got {seed!r}")
+    reseed = raw.get("reseed", False)
+    if not isinstance(reseed, bool):
+        raise SpecError(f"{key}.reseed: expected true or false, got {reseed!r}")
     if arrivals == "sequential":
         for other in ("rate", "load", "duration"):
             if other in raw:
@@ -189,7 +197,7 @@ def parse(raw: Any, key: str) -> Workload:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise SpecError(f"{key}.count: expected a whole number >= 1 of sequential flows, got {count!r}")
         gap = units.duration(raw.get("gap", "1s"), f"{key}.gap")
-        return Workload(arrivals, sizes, count=count, gap=gap, seed=seed)
+        return Workload(arrivals, sizes, count=count, gap=gap, seed=seed, reseed=reseed)
     for other in ("count", "gap"):
         if other in raw:
             raise SpecError(f"{key}.{other}: only with arrivals: sequential")
@@ -200,11 +208,12 @@ def parse(raw: Any, key: str) -> Workload:
         raise SpecError(f"{key}.duration: required (how long flows arrive)")
     duration = units.duration(raw["duration"], f"{key}.duration", allow_zero=False)
     if given == ["rate"]:
-        return Workload(arrivals, sizes, rate=_per_second(raw["rate"], f"{key}.rate"), duration=duration, seed=seed)
+        rate = _per_second(raw["rate"], f"{key}.rate")
+        return Workload(arrivals, sizes, rate=rate, duration=duration, seed=seed, reseed=reseed)
     load = units.fraction(raw["load"], f"{key}.load")
     if not 0 < load < 1:
         raise SpecError(f"{key}.load: expected a share of the bottleneck above 0% and below 100%, got {raw['load']!r}")
-    return Workload(arrivals, sizes, load=load, duration=duration, seed=seed)
+    return Workload(arrivals, sizes, load=load, duration=duration, seed=seed, reseed=reseed)
 
 
 def _per_second(value: Any, key: str) -> float:

@@ -142,6 +142,7 @@ def test_sequential_flows_one_after_another_with_a_deadline_for_all():
     ({"sizes": "fixed 1KB", "arrivals": "sequential", "count": 2, "rate": "1/s"}, "w.rate: only with arrivals: poisson"),
     ({"sizes": "fixed 1KB", "arrivals": "burst"}, "w.arrivals"),
     ({"sizes": "fixed 1KB", "duration": "10s", "rate": "2/s", "seed": "x"}, "w.seed"),
+    ({"sizes": "fixed 1KB", "duration": "10s", "rate": "2/s", "reseed": "yes"}, "w.reseed: expected true or false"),
     ({"sizes": "fixed 1KB", "duration": "10s", "rate": "2/s", "sise": 1}, "w.sise"),
 ])
 def test_workload_errors_name_their_key(raw, message):
@@ -220,6 +221,25 @@ def test_the_plan_gives_each_short_flow_class_one_sender_and_its_own_lossy_delay
     assert plan.traffic_hosts() == {"snd1", "snd2", "rcv1", "rcv2"}
     text = topo.describe(plan)
     assert "short flows" in text and "client (group 1)" in text
+
+
+def test_reseed_gives_each_repetition_its_own_flows_and_both_ccs_of_one_repetition_the_same():
+    def schedules(reseed: bool) -> dict[tuple[str, int], list]:
+        raw = {"link": dict(LINK), "cc": ["bbr", "cubic"], "repeat": 3,
+               "flows": [dict(CLIENT, workload=dict(CLIENT["workload"], seed=5, reseed=reseed))]}
+        out = {}
+        for p in spec.build(raw).points:
+            w = topo.build_plan(p).workloads[0]
+            out[(p.flows[0].cc, p.repetition)] = (w.workload.seed, workload.flows(w.workload, w.group, 20e6))
+        return out
+
+    fixed, varied = schedules(False), schedules(True)
+    assert {seed for seed, _ in fixed.values()} == {5}
+    assert len({str(f) for _, f in fixed.values()}) == 1
+    assert [varied[("bbr", r)][0] for r in (1, 2, 3)] == [5, 6, 7]
+    assert all(varied[("bbr", r)] == varied[("cubic", r)] for r in (1, 2, 3))
+    assert varied[("bbr", 1)][1] != varied[("bbr", 2)][1] != varied[("bbr", 3)][1]
+    assert varied[("bbr", 1)] == fixed[("bbr", 1)]  # repetition 1 is the plain seed's
 
 
 def test_a_group_s_own_loss_for_iperf3_flows_too():
