@@ -224,7 +224,8 @@ def _shortflows(point: Point, plan: Plan, raw: Path, t0: float, series: dict, ou
     for sink in sorted(raw.glob("shortflows-sink-*.jsonl")):
         summary = parsers.parse_shortflows(_read(sink), sink.name)[1]
         programs.append({"host": sink.stem.rsplit("-", 1)[-1], **(summary or {"role": "sink", "summary": "none"})})
-    rows = fct.rows(records, {w.group: w.rtt for w in plan.workloads}, point.link.rate, t0)
+    trace = plan.schedule.schedule.capacity_bits if plan.schedule else None  # judged against the trace
+    rows = fct.rows(records, {w.group: w.rtt for w in plan.workloads}, point.link.rate, t0, trace)
     out.update(fct.summarize(rows))
     out.update(fct.programs(programs, rows))
     classes_ = [(w.group, w.cls, w.cc, w.rtt) for w in plan.workloads]

@@ -12,6 +12,11 @@ program sends first, and per segment of at most 1448 payload bytes (MSS with tim
 66 bytes of Ethernet, IP and TCP headers: a full segment is a 1514-byte frame, as
 analysis.py's payload capacity counts it.
 
+On a link that replays a trace, the rate is the trace's: the ideal sends the frames through
+what the schedule offers from the moment the flow's connection was established
+(traces.Schedule.capacity_bits), so a download that met a slow stretch of the trace is not
+counted slow, and one that met a fast stretch is not counted fast.
+
 Objects up to 3 MB are judged by FCT, larger ones by throughput (size x 8 / FCT), as the
 CDN study did. Flows that did not complete are counted (flows_unfinished), never dropped;
 their FCT is unknown, so the FCT and slowdown percentiles are of the completed flows.
@@ -20,7 +25,7 @@ their FCT is unknown, so the FCT and slowdown percentiles are of the completed f
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import metrics as m
 from .metric_names import FCT_BUCKETS, FCT_PERCENTILES
@@ -44,9 +49,35 @@ def ideal_seconds(size: int, base_rtt: float, rate_bps: float) -> float:
     return base_rtt + wire_bytes(size) * 8 / rate_bps
 
 
+def send_seconds(bits: float, start: float, capacity_bits: Callable[[float, float], float],
+                 resolution: float = 1e-4) -> float:
+    """Seconds from START until a link that may carry CAPACITY_BITS(a, b) bits between times
+    a and b has carried BITS (a trace's schedule, which may pause): doubling, then bisection
+    to RESOLUTION seconds."""
+    if bits <= 0:
+        return 0.0
+    high = resolution
+    while capacity_bits(start, start + high) < bits:
+        high *= 2
+        if high > 1e7:
+            raise ValueError(f"the link offers less than {bits:.0f} bits in {high:.0f} s from {start:g} s")
+    low = 0.0
+    while high - low > resolution:
+        mid = (low + high) / 2
+        low, high = (mid, high) if capacity_bits(start, start + mid) < bits else (low, mid)
+    return high
+
+
 def slowdown(fct_s: float, size: int, base_rtt: float, rate_bps: float) -> float:
     """FCT over the ideal FCT, floored at 1."""
     return max(1.0, fct_s / ideal_seconds(size, base_rtt, rate_bps))
+
+
+def trace_slowdown(fct_s: float, size: int, base_rtt: float, start: float,
+                   capacity_bits: Callable[[float, float], float]) -> float:
+    """FCT over the ideal FCT on a trace (one base RTT and the frames through what the
+    schedule offers from START), floored at 1."""
+    return max(1.0, fct_s / (base_rtt + send_seconds(wire_bytes(size) * 8, start, capacity_bits)))
 
 
 def bucket(size: int) -> str:
@@ -57,10 +88,12 @@ def bucket(size: int) -> str:
     return FCT_BUCKETS[-1][0]
 
 
-def rows(records: Sequence[dict], rtt_of: dict[int, float], rate_bps: float, t0: float) -> list[dict]:
+def rows(records: Sequence[dict], rtt_of: dict[int, float], rate_bps: float, t0: float,
+         capacity_bits: Callable[[float, float], float] | None = None) -> list[dict]:
     """One row per flow record (parsers.parse_shortflows): times in s since T0 or in ms,
     its bucket, and for a completed flow its FCT, slowdown and throughput. RTT_OF: group ->
-    base RTT in seconds."""
+    base RTT in seconds. CAPACITY_BITS: a trace's schedule (seconds since T0), which the
+    slowdown is then judged against instead of RATE_BPS."""
     out = []
     for r in records:
         row = {"id": r["id"], "group": r["group"], "class": r["class"], "cc": r["cc"], "cc_set": r.get("cc_set"),
@@ -77,7 +110,9 @@ def rows(records: Sequence[dict], rtt_of: dict[int, float], rate_bps: float, t0:
             fct = max(r["end"] - r["established"], 1e-6)
             row["fct_ms"] = round(fct * 1e3, 3)
             row["total_ms"] = round((r["end"] - r["start"]) * 1e3, 3)
-            row["slowdown"] = round(slowdown(fct, r["size"], rtt_of[r["group"]], rate_bps), 4)
+            row["slowdown"] = round(
+                slowdown(fct, r["size"], rtt_of[r["group"]], rate_bps) if capacity_bits is None
+                else trace_slowdown(fct, r["size"], rtt_of[r["group"]], r["established"] - t0, capacity_bits), 4)
             row["tput_mbps"] = round(r["size"] * 8 / fct / 1e6, 4)
         out.append(row)
     return out

@@ -129,7 +129,8 @@ FCT_METRICS: dict[str, tuple[str, str]] = {
     "completed_share": ("fraction", "flows_completed / flows_planned"),
     **{f"fct_p{q}_ms": ("ms", f"{q}th percentile flow completion time (data phase) of the completed flows")
        for q in FCT_PERCENTILES},
-    **{f"slowdown_p{q}": ("ratio", f"{q}th percentile of FCT / (base RTT + bytes on the wire / rate), floored at 1")
+    **{f"slowdown_p{q}": ("ratio", f"{q}th percentile of FCT / (base RTT + bytes on the wire / rate), floored at 1 "
+                          "(on a trace: the bytes through what it offered from the flow's start)")
        for q in FCT_PERCENTILES},
     **{name: entry for bucket, _ in FCT_BUCKETS for name, entry in {
         f"flows_{bucket}": ("count", f"short flows of {_BUCKET_TEXT[bucket]}"),

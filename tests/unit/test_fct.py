@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bbrlab import analysis, classes, claims, fct, parsers, spec, topo
+from bbrlab import analysis, classes, claims, fct, parsers, spec, topo, traces
 from bbrlab.errors import ParseError
 from bbrlab.spec_claims import parse as parse_claims
 
@@ -40,6 +40,35 @@ def test_ideal_fct_and_slowdown_floored_at_one():
     assert fct.slowdown(0.1, 10_000, 0.05, RATE) == pytest.approx(0.1 / (0.05 + 10_470 * 8 / RATE))
     with pytest.raises(ValueError):
         fct.ideal_seconds(1000, 0.01, 0)
+
+
+def test_the_time_to_send_through_a_schedule_waits_out_its_pauses():
+    fixed = lambda a, b: RATE * (b - a)  # noqa: E731
+    assert fct.send_seconds(1e6, 3.0, fixed) == pytest.approx(1e6 / RATE, abs=1e-4)
+    # nothing in the first second of every two, 10 Mbit/s in the second
+
+    def cumulative(t: float) -> float:
+        passes, into = divmod(t, 2.0)
+        return 10e6 * (passes + max(0.0, into - 1.0))
+
+    paused = traces.Schedule("pauses", 1.0, 2.0, (0.0, 1.0), (0.0, 10e6), 5e6, 1.0)
+    assert paused.capacity_bits(0, 1) == 0 and paused.capacity_bits(0.5, 4.5) == pytest.approx(cumulative(4.5) - cumulative(0.5))
+    wire = fct.wire_bytes(1_000_000) * 8
+    from_zero, from_one = fct.send_seconds(wire, 0.0, paused.capacity_bits), fct.send_seconds(wire, 1.0, paused.capacity_bits)
+    assert from_one == pytest.approx(wire / 10e6, abs=1e-3) and from_zero == pytest.approx(1 + wire / 10e6, abs=1e-3)
+    # the same FCT is slow when it met the link at its fast stretch, and ideal when it met the pause
+    fct_s = 0.04 + from_zero
+    assert fct.trace_slowdown(fct_s, 1_000_000, 0.04, 0.0, paused.capacity_bits) == pytest.approx(1.0, abs=1e-3)
+    assert fct.trace_slowdown(fct_s, 1_000_000, 0.04, 1.0, paused.capacity_bits) > 1.5
+    with pytest.raises(ValueError, match="the link offers less"):
+        fct.send_seconds(1e6, 0.0, lambda a, b: 0.0)
+
+
+def test_rows_on_a_trace_judge_each_flow_from_when_it_started():
+    half = lambda a, b: RATE / 2 * (b - a)  # noqa: E731
+    by_id = {r["id"]: r for r in fct.rows(records(), {0: 0.05, 1: 0.01}, RATE, T0, half)}
+    first = by_id["g1-1"]
+    assert first["slowdown"] == pytest.approx(max(1.0, 0.1 / (0.05 + 10_470 * 8 / (RATE / 2))), abs=1e-3)
 
 
 @pytest.mark.parametrize("size, name", [(1, "to100k"), (100_000, "to100k"), (100_001, "to1m"), (1_000_000, "to1m"),
