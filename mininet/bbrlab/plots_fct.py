@@ -8,6 +8,8 @@ bucket drawn over the points. Legends give how many flows completed and how many
 
 from __future__ import annotations
 
+import statistics
+
 from . import claims as claims_mod
 from .metric_names import FCT_BUCKETS
 from .plots import style
@@ -95,10 +97,10 @@ def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
                       marker=st["marker"])
         medians = []
         for lo, hi in zip(BUCKET_EDGES, BUCKET_EDGES[1:]):
-            inside = sorted(r["slowdown"] for r in done if lo < r["size"] <= hi)
-            if inside:
-                sizes = sorted(r["size"] for r in done if lo < r["size"] <= hi)
-                medians.append((sizes[len(sizes) // 2], inside[len(inside) // 2]))
+            inside = [r for r in done if lo < r["size"] <= hi]
+            if inside:  # as metrics.json's slowdown_p50 (the two middle values' mean)
+                medians.append((statistics.median(r["size"] for r in inside),
+                                statistics.median(r["slowdown"] for r in inside)))
         if medians:
             right.plot([x for x, _ in medians], [y for _, y in medians], color=st["color"], ls=ls, lw=1.8,
                        marker=st["marker"], label=f"{st['label']}, {cls}: median per size bucket"
@@ -120,7 +122,9 @@ def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
     right.yaxis.set_major_formatter(ScalarFormatter())
     right.yaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel("object size (bytes; log; dotted: 100 KB, 1 MB, 3 MB)")
-    right.set_ylabel("slowdown: FCT / (base RTT + bytes on the wire / rate)")
+    on_trace = any(p.link.trace for p in exp.points)
+    right.set_ylabel("slowdown: FCT / (base RTT + bytes on the wire / rate)"
+                     + ("\nrate: what the trace offered from the flow's start" if on_trace else ""))
     right.set_title("slowdown against size", fontsize=10)
     right.legend(fontsize=7, loc="upper right")
     return fig
