@@ -42,7 +42,7 @@ def clear_legends(fig) -> None:
     fig.canvas.draw()
     for ax in fig.axes:
         legend = ax.get_legend()
-        if legend is None or ax.get_yscale() != "linear":
+        if legend is None or ax.get_yscale() not in ("linear", "log"):
             continue
         box = legend.get_window_extent().transformed(ax.transAxes.inverted())
         if box.x0 >= 1 or box.x1 <= 0 or box.y0 >= 1 or box.y1 <= 0 or (box.y0 + box.y1) / 2 < 0.5:
@@ -51,6 +51,10 @@ def clear_legends(fig) -> None:
             if not legend_overlaps(ax):
                 break
             bottom, top = ax.get_ylim()
-            # the data's top down to just below the legend
-            ax.set_ylim(bottom, bottom + (top - bottom) / max(0.3, box.y0 - 0.03))
+            # the data's top down to just below the legend (in decades on a log axis)
+            share = max(0.3, box.y0 - 0.03)
+            if ax.get_yscale() == "log":
+                ax.set_ylim(bottom, bottom * (top / bottom) ** (1 / share))
+            else:
+                ax.set_ylim(bottom, bottom + (top - bottom) / share)
             fig.canvas.draw()

@@ -110,7 +110,7 @@ def fct_cdf(plt, exp, rundir: RunDir, records: list[dict]):
     left.set_ylabel("share of the flows (unfinished ones never reach it)")
     left.set_ylim(0, 1.02)
     left.set_title("FCT per class and CC", fontsize=10)
-    left.legend(fontsize=7, loc="lower right")
+    left.legend(fontsize=7, loc="best")
     for _, upper in FCT_BUCKETS[:-1]:
         right.axvline(upper, color="grey", lw=0.7, ls=":")
     right.set_xscale("log")

@@ -139,6 +139,25 @@ def test_a_legend_at_the_top_gets_headroom_above_data_that_fills_the_axes(step_r
     assert covered == [0, 0]
 
 
+def test_a_legend_at_the_top_of_a_log_axis_gets_headroom_in_decades():
+    """The slowdown figure's shape: points near the top right of a log axis, under its legend."""
+    from bbrlab import legends
+
+    plt = plots._pyplot()
+    fig, ax = plt.subplots(figsize=(7, 5))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for i in range(8):
+        ax.plot([1e5 * 2 ** i, 2e7], [1.0 + 0.01 * i, 1.3 - 0.005 * i], marker="o", label=f"class {i}")
+    ax.scatter([1e6, 2e7, 1.5e7], [1.29, 1.3, 1.28])
+    ax.legend(fontsize=7, loc="upper right")
+    fig.canvas.draw()
+    assert legends.legend_overlaps(ax) > 0
+    legends.clear_legends(fig)
+    assert legends.legend_overlaps(ax) == 0 and ax.get_yscale() == "log" and ax.get_ylim()[0] > 0
+    plt.close(fig)
+
+
 def test_figure5_s_repetitions_keep_one_legend_entry_per_cc_and_the_cdf_axis_at_1(step_run, tmp_path):
     """Three runs of each of three CCs: one entry per CC naming every run's median, and the
     CDF's axis ends at 1 (no legend of its own to make room for)."""
