@@ -105,5 +105,7 @@ def test_startup_lte_quick_downloads_through_the_trace():
         assert (m["flows_planned"], m["flows_completed"]) == (3, 3), m
         assert m["fct_p50_ms"] >= fct.ideal_seconds(1_000_000, 0.100, 70e6) * 1e3  # the trace's peak is 67 Mbit/s
         assert m["schedule_updates"] > 0  # the trace was replayed while the downloads ran
+        # judged against what the trace offered from each download's start: full runs gave 1.01-1.67
+        assert 1.0 <= m["slowdown_p50"] < 3.0, m["slowdown_p50"]
     (one_mb,) = [c for c in judged(rundir)["claims"] if c["id"] == "bbr-faster-1mb-lte"]
     assert one_mb["status"] != "not evaluated"
