@@ -57,7 +57,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_only_the_rest():
         # iperf3 -J writes only at exit; ss's samples appear while the flow runs.
         ss = rundir.points_dir / ".partial-cc=cubic,rep1" / "raw" / "ss-f1.txt"
         wait_for(lambda: ss.is_file() and "cubic" in ss.read_text(), 120, "the second point's flow")
-        time.sleep(3)  # mid-flow (the quick profile's flows last 15 s)
+        time.sleep(3)  # mid-flow (the quick profile's flows last 20 s)
         kept = digest(rundir.points_dir / first)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         out, err = proc.communicate(timeout=60)

@@ -65,9 +65,9 @@ def test_figure5_claims():
 
 def test_figure5_quick_profile_shortens_the_flows_and_source_records_it():
     exp = spec.load(FIGURE5, quick=True)
-    assert [p.flows[0].duration for p in exp.points] == [15, 15]
+    assert [p.flows[0].duration for p in exp.points] == [20, 20]
     assert yaml.safe_load(exp.source) == {k: v for k, v in exp.raw.items() if k != "notes"}  # notes: commentary
-    assert exp.raw["flows"][0]["duration"] == "15s"
+    assert exp.raw["flows"][0]["duration"] == "20s"
     assert spec.load(FIGURE5, overrides=["duration=5s"], quick=True).points[0].duration == 5  # --set wins
 
 
