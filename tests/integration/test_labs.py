@@ -3,9 +3,10 @@ them (quick form), run in the VM; `bbrlab lab check` accepts each lab's runs, an
 run with other parameters and an unfinished one, each with one line. Each lab's wall time
 is printed and kept in RESULTS/labs/times.json (the handouts' measured lab times).
 
-Lab 4's LTE run is the cellular experiment's quick profile at 0.001% and 1% loss (a unit
-test holds the two files to that), so cellular's key claims are asserted on it here
-rather than by a second run of the same points."""
+Lab 4's LTE run is the cellular experiment's quick profile at 0.001% and 1% loss, and lab 3's
+coexistence run holds coexist's quick points at 1 and 16 BDP (unit tests hold the files to
+that), so cellular's key claims and coexist's crossover are asserted on them here rather than
+by a second run of the same points."""
 
 import json
 import os
@@ -81,6 +82,16 @@ def test_lab4_lte_follows_the_trace_and_bbr_keeps_twice_cubics_goodput_at_1_perc
     for m in (bbr, cubic):  # all written (none lost, few skipped) and on time
         assert m["schedule_updates"] + m["schedule_skipped"] >= due and m["schedule_skipped"] < 0.01 * due, m
         assert m["schedule_late_p99_ms"] < plan.interval * 1e3, m
+
+
+def test_lab3_coexist_shares_cross_over_between_1_and_16_bdp():
+    """coexist's crossover (docs/field.md): BBR takes the larger share of a 1-BDP buffer, CUBIC
+    of a 16-BDP one (measured here: BBR 0.77-0.92 at 1 BDP, CUBIC 0.88-0.91 at 16 BDP)."""
+    points = by_point(RunDir.latest(ROOT / "fairness", "lab3-coexist"))
+    share = {p["params"]["buffer"]: p["metrics"]["by_cc"] for p in points.values()}
+    assert share["1bdp"]["bbr"]["share"] > share["1bdp"]["cubic"]["share"], share["1bdp"]
+    assert share["16bdp"]["cubic"]["share"] > share["16bdp"]["bbr"]["share"], share["16bdp"]
+    assert all(not p["metrics"]["cpu_bound"] for p in points.values())
 
 
 def test_lab_check_rejects_other_parameters_and_an_unfinished_run():

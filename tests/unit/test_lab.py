@@ -154,3 +154,14 @@ def test_lab4_lte_quick_is_cellular_quick_at_its_loss_rates():
     lte, cellular = points(REPO / "labs/4-changing-links/lte.yaml"), points(REPO / "experiments/cellular.yaml")
     assert {pid.split(",")[0] for pid in lte} == {"loss=0.001%", "loss=1%"}
     assert {pid: cellular.get(pid) for pid in lte} == lte
+
+
+def test_lab3_coexist_quick_is_coexist_quick_at_1_and_16_bdp():
+    """CI asserts coexist's crossover on lab 3's run (tests/integration/test_labs.py): BBR ahead
+    at 1 BDP, CUBIC at 16. That holds only while those two quick points are coexist's."""
+    def points(file: Path) -> dict:
+        return {p.id: (p.link, p.pacing, p.flows, p.sysctls, p.sampling) for p in spec.load(file, quick=True).points}
+
+    lab3, coexist = points(REPO / "labs/3-fairness/coexist.yaml"), points(REPO / "experiments/coexist.yaml")
+    shared = ["buffer=1bdp,rep1", "buffer=16bdp,rep1"]
+    assert {pid: lab3[pid] for pid in shared} == {pid: coexist[pid] for pid in shared}
