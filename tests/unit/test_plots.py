@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import plots, spec, topo
+from bbrlab import plots, plots_loss, spec, topo
 from bbrlab.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
@@ -196,4 +196,4 @@ def test_figure5_s_repetitions_keep_one_legend_entry_per_cc_and_the_cdf_axis_at_
     ([0.1, 1, 10, 20], [0.1, 1, 10, 20]), ([10, 15], [10, 15]), ([5], [5])])
 def test_a_log_axis_labels_the_swept_values_that_have_room(values, labelled):
     """ReBBR's 13 loss rates crowd 10-50 %: their labels ran into each other ("15202530")."""
-    assert plots.spaced_ticks(values) == labelled
+    assert plots_loss.spaced_ticks(values) == labelled
