@@ -12,10 +12,9 @@ from . import metrics as m
 from . import classes, fct, mathis, parsers, trace_metrics
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
-from .spec import FRAME_BYTES, Experiment, Point
+from .spec import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
 from .topo import BOTTLENECK_HANDLE, Plan, build_plan
 
-PAYLOAD_BYTES = 1448
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound

@@ -29,8 +29,8 @@ from typing import Callable, Sequence
 
 from . import metrics as m
 from .metric_names import FCT_BUCKETS, FCT_PERCENTILES
+from .spec import PAYLOAD_BYTES
 
-PAYLOAD_BYTES = 1448  # TCP payload per full segment (MSS 1448 with timestamps)
 HEADER_BYTES = 66  # Ethernet (14) + IPv4 (20) + TCP with timestamps (32) per segment
 LENGTH_BYTES = 8  # the length the sending program writes before the object
 CDF_POINTS = 200  # at most this many points per CDF in series.json

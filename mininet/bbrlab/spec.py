@@ -29,7 +29,7 @@ from .errors import SpecError, did_you_mean
 from .spec_claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
 from .spec_claims import parse as _claims
 from .spec_link import (BUFFER_UNITS, DEFAULT_SHAPER, FRAME_BYTES, LINK_KEYS, LOSS_DIRECTIONS, MTU_BYTES,  # noqa: F401
-                        SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
+                        PAYLOAD_BYTES, SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
 from .spec_link import parse as _link
 
 PACING_MODES = ("fq", "internal")

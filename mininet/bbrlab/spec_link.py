@@ -19,6 +19,7 @@ from .errors import SpecError
 
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
+PAYLOAD_BYTES = 1448  # TCP payload of a full segment (MSS with timestamps): 0.956 of a frame
 SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
 DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
 LOSS_DIRECTIONS = ("data", "both")

@@ -1,7 +1,8 @@
 """`bbrlab calibrate` for real in the testbed VM (runs first: the other tests reuse the
 calibration it stores). The bottleneck must deliver what it is told at 100 Mbit/s: the
 backlogged link sends >= 98% of its rate, no 100 ms window above 103% of it, and BBR's
-median bandwidth estimate within 105% of it."""
+median bandwidth estimate within 105% of it and above 90% of the payload capacity
+(0.861 of it: the estimate counts payload, 1448 bytes of each 1514-byte frame)."""
 
 import json
 import os
@@ -32,7 +33,7 @@ def test_it_measures_the_timer_and_every_rate(calibration):
 
 @pytest.mark.parametrize(("metric", "kind", "bound"), [
     ("link_delivery", "min", 0.98), ("link_peak_beyond_pause", "max", 1.03), ("bbr_bw_ratio", "max", 1.05),
-    ("bbr_bw_ratio", "min", 0.9)])
+    ("bbr_bw_ratio", "min", 0.861)])
 def test_the_bottleneck_delivers_its_rate_at_100_mbit(calibration, metric, kind, bound):
     (top,) = [r for r in calibration[1]["rates"] if r["rate_mbps"] == 100]
     value = top[metric]

@@ -118,7 +118,7 @@ def test_envelope_ends_at_the_first_rate_that_misses_a_target():
     top = env["rates"][2]
     assert top["link_delivery"] == 0.944 and top["link_peak_beyond_pause"] == 1.04  # the worst point at each rate
     assert top["missed"] == ["cubic: link_delivery 0.944 < 0.98", "cubic: steady_link_efficiency 0.947 < 0.95",
-                             "bbr: link_peak_beyond_pause 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 outside [0.9, 1.05]"]
+                             "bbr: link_peak_beyond_pause 1.040 > 1.03", "bbr: bbr_bw_ratio 1.060 outside [0.861, 1.05]"]
     assert env["gate"] == {"rate_bps": 100e6, "failed": "; ".join(top["missed"])}
     assert env["idle_rtt_error_ms"] == 0.5
 
@@ -133,7 +133,7 @@ def test_bbr_starved_far_below_the_rate_is_not_faithful_though_cubic_fills_the_l
         record(50e6, "cubic", link_delivery=1.002, link_peak_beyond_pause=0.7, steady_link_efficiency=0.993),
         record(50e6, "bbr", link_peak_beyond_pause=0.6, bbr_bw_ratio=0.416)])
     assert env["faithful_up_to_bps"] == 10e6
-    assert env["rates"][1]["missed"] == ["bbr: bbr_bw_ratio 0.416 outside [0.9, 1.05]"]
+    assert env["rates"][1]["missed"] == ["bbr: bbr_bw_ratio 0.416 outside [0.861, 1.05]"]
     assert env["rates"][1]["bbr_bw_ratio"] == 0.416
 
 
