@@ -6,6 +6,7 @@ Each figure's title carries its parameters; its footer carries the verdict.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -92,6 +93,12 @@ VERDICT_COLORS = {"reproduced": "#2e7d32", "not reproduced": "#b71c1c", "inconcl
 
 def verdict_color(word: str) -> str:
     return VERDICT_COLORS.get(word, VERDICT_COLORS["inconclusive"])
+
+
+def _unbroken_units(text: str) -> str:
+    """TEXT with a no-break space between a number and its unit, so a wrapped title line
+    never starts with the unit ("30 s flows", "2 BDP")."""
+    return re.sub(r"(\d) (?=[A-Za-z/%])", "\\1\u00a0", text)
 
 
 def _shortened(line: str, width: int = 150) -> str:
@@ -200,24 +207,35 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
     merged = sorted(claims_mod.average_repetitions(records), key=lambda r: r["link"]["rate"])
     fig, (ax, tx) = plt.subplots(2, 1, figsize=(12, 8.4), gridspec_kw={"height_ratios": [3, 2]})
     rates = sorted({r["link"]["rate"] / 1e6 for r in merged})
-    measures = (  # metric, CC whose points measure it, label, bound, colour, marker
-        ("link_delivery", "cubic", "backlogged link sent / rate (>= 0.98)", 0.98, "tab:grey", "s"),
-        ("link_peak_ratio", None, "highest 100 ms rate / rate (<= 1.03)", 1.03, "tab:purple", "^"),
-        ("steady_link_efficiency", "cubic", "CUBIC goodput / payload capacity (>= 0.95)", 0.95,
-         style("cubic")["color"], "o"),
-        ("bbr_bw_ratio", "bbr", "BBR's median bw estimate / rate (<= 1.05)", 1.05, style("bbr")["color"], "D"),
+    measures = (  # metric, CC whose points measure it, label, colour, marker
+        ("link_delivery", "cubic", "backlogged link sent / rate", "tab:grey", "s"),
+        ("link_peak_beyond_pause", None, "peak 100 ms rate beyond a pause's catch-up / rate", "tab:purple", "^"),
+        ("link_peak_ratio", None, "peak 100 ms rate / rate, catch-up included", "plum", "v"),
+        ("steady_link_efficiency", "cubic", "CUBIC goodput / payload capacity", style("cubic")["color"], "o"),
+        ("bbr_bw_ratio", "bbr", "BBR's median bw estimate / rate", style("bbr")["color"], "D"),
     )
-    for metric, cc, label, bound, color, marker in measures:
+    for metric, cc, label, color, marker in measures:
+        # the bounds the experiment's claims set on the metric (none: informative)
+        claim = next((c for c in exp.claims if c.metric == metric), None)
+        bounds = tuple(b for b in ((claim.min, claim.max) if claim else ()) if b is not None)
+        label += " (" + (" to ".join(f"{b:g}" for b in bounds) if len(bounds) == 2 else
+                         f"{'>=' if claim.min is not None else '<='} {bounds[0]:g}" if bounds else "informative") + ")"
         pts = [(r["link"]["rate"] / 1e6, r["metrics"][metric]) for r in merged
                if r["metrics"].get(metric) is not None and (cc is None or _cc_of(r) == cc)]
         if not pts:
             continue
         worst = {}
-        for x, y in pts:  # one marker per rate: the worst point
-            worst[x] = y if x not in worst else (min if bound < 1 else max)(worst[x], y)
+        # one marker per rate: the worst point (the lowest against a floor, the highest
+        # against a ceiling or none, the farthest from 1 against both)
+        pick = ((lambda a, b: max(a, b, key=lambda v: abs(v - 1))) if len(bounds) == 2
+                else min if claim is not None and claim.max is None else max)
+        for x, y in pts:
+            worst[x] = y if x not in worst else pick(worst[x], y)
         xs = sorted(worst)
-        ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4, label=label)
-        ax.axhline(bound, color=color, ls=":", lw=1)
+        ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4 if bounds else 1, label=label,
+                ls="-" if bounds else "--")
+        for bound in bounds:
+            ax.axhline(bound, color=color, ls=":", lw=1)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_xticks(rates, [f"{x:g}" for x in rates])
@@ -240,7 +258,7 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
     tx.set_xlabel("time since flow start (s)")
     tx.set_ylim(bottom=0, top=max(tx.get_ylim()[1], m["link_mbps"] * 1.15))
     tx.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.subplots_adjust(right=0.7, hspace=0.3)
+    fig.subplots_adjust(right=0.64, hspace=0.3)
     return fig
 
 
@@ -384,7 +402,7 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict):
         fig = KINDS[exp.plot_kind](plt, exp, rundir, records)
     title = exp.plot_title or exp.title
     # the parameter line wraps rather than run off a narrow figure's edges
-    params = textwrap.fill(_params_line(records, exp.axes), int(fig.get_figwidth() * 11))
+    params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))
     fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
     fig.subplots_adjust(top=0.86)
