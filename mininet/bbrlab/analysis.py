@@ -13,7 +13,7 @@ from . import classes, fct, mathis, parsers, trace_metrics
 from .errors import BbrlabError, ParseError
 from .results import RunDir, read_json, write_json
 from .spec import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
-from .topo import BOTTLENECK_HANDLE, Plan, build_plan
+from .topo import BOTTLENECK_HANDLE, FlowPlan, Plan, build_plan
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
@@ -89,6 +89,89 @@ def _round(series, digits=4):
     return [[round(t, 3), round(v, digits)] for t, v in series]
 
 
+def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
+    """One iperf3 flow: its metrics row, its series, its goodput over time, and its
+    receiver's intervals with the time its data started. launched: seconds after t0 when
+    its client started."""
+    startup = point.sampling.startup
+    server, client = _iperf3_pair(raw, flow.id)
+    ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
+    if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
+        data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))
+        ss = [s for s in ss if s.local == data_local]
+    # iperf3's intervals count from its test start, which follows the launch by the
+    # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
+    # sample of the data socket with data acked places it within one ss interval.
+    acked = [x.t - t0 for x in ss if (x.bytes_acked or 0) > 0]
+    offset = max(launched, acked[0] - point.sampling.ss_interval / 2) if acked else launched
+    # a test's last interval is often a fraction of one: its rate is noise, not a sample
+    whole = [iv for iv in server.intervals if iv.end - iv.start >= 0.5 * point.sampling.iperf_interval]
+    tput = [(t + offset, bps) for t, bps in m.throughput_series(whole or server.intervals)]
+    seconds = server.duration or client.duration
+    goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0
+    try:
+        flow_steady = m.steady_goodput_bps(server.intervals, startup)
+    except ValueError:  # a flow shorter than the startup period
+        flow_steady = goodput
+    flow_series = {
+        "cc": flow.cc, "group": flow.group, "start": round(launched, 4), "data_start": round(offset, 4),
+        "throughput": _round([(t, v / 1e6) for t, v in tput]),
+        "cwnd": _round([(s.t - t0, s.cwnd) for s in ss], 1),
+        "srtt_ms": _round([(s.t - t0, s.srtt_ms) for s in ss], 3),
+        "pacing_mbps": _round([(s.t - t0, (s.pacing_rate_bps or 0) / 1e6) for s in ss]),
+        "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
+        "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
+    }
+    row = {
+        "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
+        "data_start_s": round(offset, 3),
+        "seconds": round(seconds, 3), "bytes": server.bytes_received,
+        "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
+        "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
+        # reordering the sender detected (a counter: its last sample holds the total)
+        "reord_seen": max((s.reord_seen for s in ss), default=0),
+    }
+    model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
+             if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
+    if model:
+        bbr = m.bbr_model(model, offset + startup)
+        visible = held_share_visible(point.flows[flow.group].rtt or point.link.rtt, point.sampling.ss_interval)
+        row.update({
+            "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
+            "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
+            "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
+            "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
+        })
+    return row, flow_series, tput, (offset, server.intervals)
+
+
+def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_bytes: int, end: float,
+             out: dict) -> None:
+    """The flows' goodput together: over the run and after startup, against the rate, the
+    ideal under the loss and the payload capacity; per flow group and per CC (classes.py)."""
+    startup = point.sampling.startup
+    link = point.link
+    out["flows"] = flow_rows
+    span = max(end, 1e-9)
+    out["goodput_mbps"] = round(total_bytes * 8 / span / 1e6, 4)
+    try:
+        out["steady_goodput_mbps"] = round(m.aggregate_steady_goodput_bps(placed, startup) / 1e6, 4)
+    except ValueError:  # every flow shorter than the startup period
+        out["steady_goodput_mbps"] = out["goodput_mbps"]
+    out["utilization"] = round(out["goodput_mbps"] / out["link_mbps"], 4)
+    out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
+    out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
+    # What the link can carry as TCP payload: 1448-byte segments (MSS with timestamps) in
+    # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
+    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
+    out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
+    # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
+    out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
+                                 out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
+    out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+    out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
+
+
 def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float) -> tuple[dict, dict]:
     """Return (series, metrics) for one finished point.
 
@@ -113,77 +196,13 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     flow_rows, per_flow_series, placed = [], [], []
     total_bytes = 0
     for flow in plan.flows:
-        server, client = _iperf3_pair(raw, flow.id)
-        ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
-        if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
-            data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))
-            ss = [s for s in ss if s.local == data_local]
-        # iperf3's intervals count from its test start, which follows the launch by the
-        # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
-        # sample of the data socket with data acked places it within one ss interval.
-        launched = launches[flow.id] - t0
-        acked = [x.t - t0 for x in ss if (x.bytes_acked or 0) > 0]
-        offset = max(launched, acked[0] - point.sampling.ss_interval / 2) if acked else launched
-        # a test's last interval is often a fraction of one: its rate is noise, not a sample
-        whole = [iv for iv in server.intervals if iv.end - iv.start >= 0.5 * point.sampling.iperf_interval]
-        tput = [(t + offset, bps) for t, bps in m.throughput_series(whole or server.intervals)]
+        row, flow_series, tput, started = _flow(point, flow, raw, t0, launches[flow.id] - t0)
+        flow_rows.append(row)
+        series["flows"][flow.id] = flow_series
         per_flow_series.append(tput)
-        seconds = server.duration or client.duration
-        goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0
-        total_bytes += server.bytes_received
-        try:
-            flow_steady = m.steady_goodput_bps(server.intervals, startup)
-        except ValueError:  # a flow shorter than the startup period
-            flow_steady = goodput
-        placed.append((offset, server.intervals))
-        series["flows"][flow.id] = {
-            "cc": flow.cc, "group": flow.group, "start": round(launched, 4), "data_start": round(offset, 4),
-            "throughput": _round([(t, v / 1e6) for t, v in tput]),
-            "cwnd": _round([(s.t - t0, s.cwnd) for s in ss], 1),
-            "srtt_ms": _round([(s.t - t0, s.srtt_ms) for s in ss], 3),
-            "pacing_mbps": _round([(s.t - t0, (s.pacing_rate_bps or 0) / 1e6) for s in ss]),
-            "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
-            "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
-        }
-        flow_rows.append({
-            "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
-            "data_start_s": round(offset, 3),
-            "seconds": round(seconds, 3), "bytes": server.bytes_received,
-            "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
-            "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
-            # reordering the sender detected (a counter: its last sample holds the total)
-            "reord_seen": max((s.reord_seen for s in ss), default=0),
-        })
-        model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
-                 if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
-        if model:
-            bbr = m.bbr_model(model, offset + startup)
-            visible = held_share_visible(point.flows[flow.group].rtt or link.rtt, point.sampling.ss_interval)
-            flow_rows[-1].update({
-                "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
-                "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
-                "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
-                "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
-            })
-    out["flows"] = flow_rows
-    span = max(end, 1e-9)
-    out["goodput_mbps"] = round(total_bytes * 8 / span / 1e6, 4)
-    try:
-        out["steady_goodput_mbps"] = round(m.aggregate_steady_goodput_bps(placed, startup) / 1e6, 4)
-    except ValueError:  # every flow shorter than the startup period
-        out["steady_goodput_mbps"] = out["goodput_mbps"]
-    out["utilization"] = round(out["goodput_mbps"] / out["link_mbps"], 4)
-    out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
-    out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
-    # What the link can carry as TCP payload: 1448-byte segments (MSS with timestamps) in
-    # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
-    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
-    out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
-    # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
-    out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
-                                 out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
-    out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
-    out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
+        placed.append(started)
+        total_bytes += row["bytes"]
+    _goodput(point, flow_rows, series, placed, total_bytes, end, out)
     if plan.workloads:
         _shortflows(point, plan, raw, t0, series, out)
     if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
