@@ -288,6 +288,24 @@ def build_plan(point: Point) -> Plan:
 
     schedule = rate_schedule("r1", "r1-eth0", link)
     peak = max([link.rate] + [c.rate for c in link.changes] + list(schedule.schedule.rates if schedule else ()))
+    receiver_ip = _delay_lines(point, receivers, index, peak, links, routes)
+
+    sysctls = {h: dict(point.sysctls) for h, _ in hosts}
+    for router in ("r1", "r2"):
+        sysctls[router]["net.ipv4.ip_forward"] = "1"
+    flows, shorts = _flow_plans(point, per_group, senders, receivers, receiver_ip)
+    events = tuple(
+        Event(c.at, "r1", shapers.rate_change("r1-eth0", link, c.rate), f"bottleneck rate -> {fmt_rate(c.rate)}")
+        for c in link.changes)
+    return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
+                flows, events, bottleneck, _summary(point, shorts, schedule), schedule, shorts)
+
+
+def _delay_lines(point: Point, receivers: list[str], index: int, peak: float,
+                 links: list[LinkPlan], routes: dict[str, list]) -> dict[int, str]:
+    """One link from r2 to each group's receiver, netem's delay (and the group's loss) on
+    both directions; appended to links and routes. Returns each group's receiver address."""
+    link = point.link
     receiver_ip = {}
     for j, (rcv, group) in enumerate(zip(receivers, point.flows)):
         rtt = group.rtt or link.rtt
@@ -295,7 +313,7 @@ def build_plan(point: Point) -> Plan:
         backward = rtt - forward
         loss = link.loss if group.loss is None else group.loss  # a class's own loss, on its own line
         ack_loss = loss if link.loss_direction == "both" else 0.0
-        a, b, _ = _subnet(index)
+        a, b, _ = _subnet(index + j)
         data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
         slot = link.slot
         data_line = _delay_line(forward, peak, link.jitter, link.delay_variation,
@@ -307,12 +325,14 @@ def build_plan(point: Point) -> Plan:
         ))
         routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
         receiver_ip[j] = b.split("/")[0]
-        index += 1
+    return receiver_ip
 
-    sysctls = {h: dict(point.sysctls) for h, _ in hosts}
-    for router in ("r1", "r2"):
-        sysctls[router]["net.ipv4.ip_forward"] = "1"
 
+def _flow_plans(point: Point, per_group: list, senders: list[str], receivers: list[str],
+                receiver_ip: dict[int, str]) -> tuple[tuple[FlowPlan, ...], tuple[WorkloadPlan, ...]]:
+    """Each group's iperf3 flows (one sender host each) or its short-flow workload (one
+    sender host for the group)."""
+    link = point.link
     flows, shorts = [], []
     k = 0
     for j, group_flows in enumerate(per_group):
@@ -330,11 +350,12 @@ def build_plan(point: Point) -> Plan:
                 id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
                 dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size))
             k += 1
+    return tuple(flows), tuple(shorts)
 
-    events = tuple(
-        Event(c.at, "r1", shapers.rate_change("r1-eth0", link, c.rate), f"bottleneck rate -> {fmt_rate(c.rate)}")
-        for c in link.changes)
 
+def _summary(point: Point, shorts: tuple, schedule) -> dict:
+    """The network in words and numbers, for the run's log and its point.json."""
+    link = point.link
     summary = {
         "rate": fmt_rate(link.rate),
         "base_rtt": fmt_time(link.rtt),
@@ -352,8 +373,7 @@ def build_plan(point: Point) -> Plan:
         summary["slot"] = _describe_slot(link.slot)
     if schedule:
         summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
-    return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
-                tuple(flows), events, bottleneck, summary, schedule, tuple(shorts))
+    return summary
 
 
 def _describe_slot(slot) -> str:
