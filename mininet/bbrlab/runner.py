@@ -88,7 +88,9 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     """Run one configured point in FOLDER/raw; returns the point's timing record."""
     raw = folder / "raw"
     slowest = min([point.link.rate] + [c.rate for c in point.link.changes])
-    grace = grace_seconds(point.link.full_buffer_seconds(slowest))
+    loss = max([point.link.loss] + [g.loss for g in point.flows if g.loss is not None])
+    grace = grace_seconds(point.link.full_buffer_seconds(slowest), loss,
+                          max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]))
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap, point.sampling.link_pcap)

@@ -8,6 +8,7 @@ senders start at their scheduled offsets from one common time zero.
 from __future__ import annotations
 
 import itertools
+import math
 import signal
 import subprocess
 import time
@@ -22,6 +23,9 @@ LISTEN_TIMEOUT = 10.0
 STOP_WAIT = 3.0  # seconds iperf3 gets after SIGINT to write its JSON before it is killed
 GRACE = 15.0  # seconds past a flow's planned end before it counts as hung...
 DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer takes to drain
+RTO_MIN = 0.2  # seconds: Linux's least retransmission timeout (TCP_RTO_MIN)
+RTO_MAX = 120.0  # seconds: its greatest (TCP_RTO_MAX)
+HANG_ODDS = 1e-3  # ...plus the backoff after as many losses in a row as come this rarely
 
 
 def stop_processes(procs: list, first: int) -> None:
@@ -39,14 +43,26 @@ def stop_processes(procs: list, first: int) -> None:
             proc.wait()
 
 
-def grace_seconds(full_buffer_seconds: float) -> float:
+def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.0) -> float:
     """How long after its planned end a flow may still be finishing.
 
     iperf3 ends a test with an exchange on its control connection, which waits behind the
     bottleneck queue and the other flows' unsent data: at 128 kbit/s a full 43-packet
-    buffer alone holds 4 s of queueing.
+    buffer alone holds 4 s of queueing. Under random loss each of its segments may be lost
+    several times in a row, and TCP's timeout doubles after each loss (measured: at 50% loss
+    one test in 91 still had not ended 19 s after its planned end).
     """
-    return GRACE + DRAIN_FACTOR * full_buffer_seconds
+    return GRACE + DRAIN_FACTOR * full_buffer_seconds + backoff_seconds(loss, rtt)
+
+
+def backoff_seconds(loss: float, rtt: float) -> float:
+    """The retransmission timeouts one segment waits through when it is lost as many times
+    in a row as happens with odds HANG_ODDS at this loss rate (0 without loss)."""
+    if loss <= 0:
+        return 0.0
+    losses = math.ceil(math.log(HANG_ODDS) / math.log(min(loss, 0.99)))
+    rto = RTO_MIN + rtt
+    return sum(min(rto * 2 ** i, RTO_MAX) for i in range(losses))
 
 
 def server_argv(flow: FlowPlan) -> list[str]:

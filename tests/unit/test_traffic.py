@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from bbrlab import traffic
 
 # iperf3 on SIGINT: writes its JSON ("error": "interrupt - ...") and exits.
@@ -50,3 +52,16 @@ def test_stop_interrupts_first_and_kills_only_what_ignores_it(tmp_path, monkeypa
     assert client.returncode == 1 and "interrupt - the client has terminated" in (tmp_path / "client.json").read_text()
     assert server.returncode == -9  # SIGINT ignored: killed after STOP_WAIT
     assert client_out.closed and server_out.closed and done.returncode == 0
+
+
+def test_grace_waits_out_the_backoff_that_random_loss_makes_likely():
+    assert traffic.grace_seconds(0.4) == traffic.GRACE + traffic.DRAIN_FACTOR * 0.4  # no loss: no backoff
+    assert traffic.backoff_seconds(0.0, 0.1) == 0.0
+    # 50% loss: 10 losses in a row happen once in 1024; the timeouts 0.3, 0.6, ... 76.8 s,
+    # then Linux's TCP_RTO_MAX (120 s) instead of 153.6 s
+    assert traffic.backoff_seconds(0.5, 0.1) == pytest.approx(sum(0.3 * 2 ** i for i in range(9)) + 120.0)
+    assert traffic.backoff_seconds(0.5, 1.0) == pytest.approx(sum(min(1.2 * 2 ** i, 120.0) for i in range(10)))
+    # light loss adds little: 0.1% loss, one loss at most
+    assert traffic.backoff_seconds(0.001, 0.1) == pytest.approx(0.3)
+    grace = [traffic.grace_seconds(0.4, p, 0.1) for p in (0.01, 0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert grace == sorted(grace) and grace[-1] - grace[0] > 250
