@@ -26,6 +26,7 @@ from .topo import build_plan
 from .traffic import Traffic, grace_seconds
 
 IDLE_LEAD = 1.0  # seconds of idle-path pings before the first flow starts
+KERNEL_SYN_RETRIES = 6  # net.ipv4.tcp_syn_retries where a spec leaves the kernel's default
 
 
 class Interrupted(BbrlabError):
@@ -90,7 +91,8 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     slowest = min([point.link.rate] + [c.rate for c in point.link.changes])
     loss = max([point.link.loss] + [g.loss for g in point.flows if g.loss is not None])
     grace = grace_seconds(point.link.full_buffer_seconds(slowest), loss,
-                          max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]))
+                          max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]),
+                          int(point.sysctls.get("net.ipv4.tcp_syn_retries", KERNEL_SYN_RETRIES)))
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap, point.sampling.link_pcap)

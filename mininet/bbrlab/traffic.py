@@ -26,6 +26,7 @@ DRAIN_FACTOR = 10  # ...plus this many times the time a full bottleneck buffer t
 RTO_MIN = 0.2  # seconds: Linux's least retransmission timeout (TCP_RTO_MIN)
 RTO_MAX = 120.0  # seconds: its greatest (TCP_RTO_MAX)
 HANG_ODDS = 1e-3  # ...plus the backoff after as many losses in a row as come this rarely
+SYN_RTO = 1.0  # seconds: a SYN's first retransmission timeout (TCP_TIMEOUT_INIT)
 
 
 def stop_processes(procs: list, first: int) -> None:
@@ -43,7 +44,7 @@ def stop_processes(procs: list, first: int) -> None:
             proc.wait()
 
 
-def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.0) -> float:
+def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.0, syn_retries: int = 0) -> float:
     """How long after its planned end a flow may still be finishing.
 
     iperf3 ends a test with an exchange on its control connection, which waits behind the
@@ -51,9 +52,19 @@ def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.
     buffer alone holds 4 s of queueing. Under random loss a data segment may be lost several
     times in a row, TCP's timeout doubles after each loss, and iperf3's client, blocked in
     its write, ends the test only when it returns (measured at 50% loss: a client stalled at
-    28.2 s of a 30 s test and had not ended 19 s after the planned end).
+    28.2 s of a 30 s test and had not ended 19 s after the planned end). A data connection's
+    SYNs cross the same loss, so its test may also start late (connect_seconds).
     """
-    return GRACE + DRAIN_FACTOR * full_buffer_seconds + backoff_seconds(loss, rtt)
+    return GRACE + DRAIN_FACTOR * full_buffer_seconds + backoff_seconds(loss, rtt) + connect_seconds(loss, syn_retries)
+
+
+def connect_seconds(loss: float, syn_retries: int) -> float:
+    """How long a connection waits for its SYN when it is lost as many times in a row as
+    happens with odds HANG_ODDS at this loss rate, up to the host's SYN_RETRIES."""
+    if loss <= 0:
+        return 0.0
+    losses = min(math.ceil(math.log(HANG_ODDS) / math.log(min(loss, 0.99))), syn_retries)
+    return sum(min(SYN_RTO * 2 ** i, RTO_MAX) for i in range(losses))
 
 
 def backoff_seconds(loss: float, rtt: float) -> float:

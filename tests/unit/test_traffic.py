@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bbrlab import traffic
+from bbrlab import spec, traffic
 
 # iperf3 on SIGINT: writes its JSON ("error": "interrupt - ...") and exits.
 WRITES_ON_SIGINT = """
@@ -65,3 +65,19 @@ def test_grace_waits_out_the_backoff_that_random_loss_makes_likely():
     assert traffic.backoff_seconds(0.001, 0.1) == pytest.approx(0.3)
     grace = [traffic.grace_seconds(0.4, p, 0.1) for p in (0.01, 0.1, 0.2, 0.3, 0.4, 0.5)]
     assert grace == sorted(grace) and grace[-1] - grace[0] > 250
+
+
+def test_grace_waits_for_a_connection_whose_syns_the_loss_takes():
+    assert traffic.connect_seconds(0.0, 9) == 0.0
+    # 50% loss: 10 SYNs lost in a row come once in 1024, but the host gives up after 9
+    # retransmissions (1 + 2 + ... + 64 s, then Linux's TCP_RTO_MAX twice)
+    assert traffic.connect_seconds(0.5, 9) == pytest.approx(127.0 + 2 * 120.0)
+    assert traffic.connect_seconds(0.5, 6) == pytest.approx(63.0)  # the kernel's default retries
+    assert traffic.connect_seconds(0.01, 9) == pytest.approx(3.0)  # 1% loss: 2 lost SYNs (1 in 10^4) cost 3 s
+    assert traffic.grace_seconds(0.4, 0.5, 0.1, 9) == pytest.approx(traffic.grace_seconds(0.4, 0.5, 0.1) + 367.0)
+
+
+def test_hosts_retry_a_lost_syn_long_enough_for_the_heaviest_loss_swept():
+    # at 50% loss the kernel's 6 retries fail a connection once in 128 (seen in bw-sweep)
+    retries = int(spec.DEFAULT_SYSCTLS["net.ipv4.tcp_syn_retries"])
+    assert 0.5 ** (retries + 1) <= traffic.HANG_ODDS
