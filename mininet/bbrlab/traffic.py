@@ -60,20 +60,24 @@ def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.
 
 def connect_seconds(loss: float, syn_retries: int) -> float:
     """How long a connection waits for its SYN when it is lost as many times in a row as
-    happens with odds HANG_ODDS at this loss rate, up to the host's SYN_RETRIES."""
-    if loss <= 0:
-        return 0.0
-    losses = min(math.ceil(math.log(HANG_ODDS) / math.log(min(loss, 0.99))), syn_retries)
-    return sum(min(SYN_RTO * 2 ** i, RTO_MAX) for i in range(losses))
+    happens with odds HANG_ODDS at this loss rate, at most SYN_RETRIES times (the hosts'
+    net.ipv4.tcp_syn_retries)."""
+    return _timeouts(SYN_RTO, min(_rare_losses(loss), syn_retries))
 
 
 def backoff_seconds(loss: float, rtt: float) -> float:
     """The retransmission timeouts one segment waits through when it is lost as many times
     in a row as happens with odds HANG_ODDS at this loss rate (0 without loss)."""
-    if loss <= 0:
-        return 0.0
-    losses = math.ceil(math.log(HANG_ODDS) / math.log(min(loss, 0.99)))
-    rto = RTO_MIN + rtt
+    return _timeouts(RTO_MIN + rtt, _rare_losses(loss))
+
+
+def _rare_losses(loss: float) -> int:
+    """How many losses in a row come with odds HANG_ODDS at this loss rate (0 without loss)."""
+    return math.ceil(math.log(HANG_ODDS) / math.log(min(loss, 0.99))) if loss > 0 else 0
+
+
+def _timeouts(rto: float, losses: int) -> float:
+    """The time LOSSES retransmission timeouts take from RTO on, doubling up to RTO_MAX."""
     return sum(min(rto * 2 ** i, RTO_MAX) for i in range(losses))
 
 
