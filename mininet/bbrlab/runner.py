@@ -23,10 +23,9 @@ from .schedule import LinkSchedule
 from .shortflow_traffic import SENDER_LEAD, ShortFlows
 from .spec import Experiment, Point
 from .topo import build_plan
-from .traffic import Traffic, grace_seconds
+from .traffic import KERNEL_SYN_RETRIES, Traffic, grace_seconds
 
 IDLE_LEAD = 1.0  # seconds of idle-path pings before the first flow starts
-KERNEL_SYN_RETRIES = 6  # net.ipv4.tcp_syn_retries where a spec leaves the kernel's default
 
 
 class Interrupted(BbrlabError):
@@ -89,7 +88,7 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     """Run one configured point in FOLDER/raw; returns the point's timing record."""
     raw = folder / "raw"
     slowest = min([point.link.rate] + [c.rate for c in point.link.changes])
-    loss = max([point.link.loss] + [g.loss for g in point.flows if g.loss is not None])
+    loss = max([point.link.round_trip_loss] + [g.loss for g in point.flows if g.loss is not None])
     grace = grace_seconds(point.link.full_buffer_seconds(slowest), loss,
                           max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]),
                           int(point.sysctls.get("net.ipv4.tcp_syn_retries", KERNEL_SYN_RETRIES)))

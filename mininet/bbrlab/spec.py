@@ -46,7 +46,8 @@ PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_
 # kernel's default txrehash=1 and held 36-44 Mbit/s in 6 of 6 with 0.
 # SYNs cross the lossy data direction too: with the kernel's 6 retries a connection fails
 # when 7 SYNs in a row are lost, odds of 1 in 128 at 50% loss (measured: 1 point of the
-# 130 of bw-sweep, 100 kbit/s at 50%). 9 retries put those odds at 1 in 1024 (traffic.HANG_ODDS).
+# 130 of bw-sweep, 100 kbit/s at 50%). 9 retries put those odds at 1 in 1024 (traffic.HANG_ODDS);
+# with loss_direction both a SYN-ACK can be lost too, and the grace counts that odds instead.
 DEFAULT_SYSCTLS = {
     "net.ipv4.tcp_rmem": "4096 131072 134217728",
     "net.ipv4.tcp_wmem": "4096 16384 134217728",

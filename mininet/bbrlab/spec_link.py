@@ -91,6 +91,12 @@ class Link:
     slot: Slot | None = None
 
     @property
+    def round_trip_loss(self) -> float:
+        """The odds that one exchange is lost: a segment, or with loss_direction `both`
+        also its answer (a SYN's SYN-ACK, a retransmission's ACK)."""
+        return 1 - (1 - self.loss) ** 2 if self.loss_direction == "both" else self.loss
+
+    @property
     def buffer_packets(self) -> int:
         return self.buffer.packets(self.rate, self.rtt)
 

@@ -27,6 +27,7 @@ RTO_MIN = 0.2  # seconds: Linux's least retransmission timeout (TCP_RTO_MIN)
 RTO_MAX = 120.0  # seconds: its greatest (TCP_RTO_MAX)
 HANG_ODDS = 1e-3  # ...plus the backoff after as many losses in a row as come this rarely
 SYN_RTO = 1.0  # seconds: a SYN's first retransmission timeout (TCP_TIMEOUT_INIT)
+KERNEL_SYN_RETRIES = 6  # net.ipv4.tcp_syn_retries where a spec leaves the kernel's default
 
 
 def stop_processes(procs: list, first: int) -> None:
@@ -44,7 +45,8 @@ def stop_processes(procs: list, first: int) -> None:
             proc.wait()
 
 
-def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.0, syn_retries: int = 0) -> float:
+def grace_seconds(full_buffer_seconds: float, loss: float = 0.0, rtt: float = 0.0,
+                  syn_retries: int = KERNEL_SYN_RETRIES) -> float:
     """How long after its planned end a flow may still be finishing.
 
     iperf3 ends a test with an exchange on its control connection, which waits behind the

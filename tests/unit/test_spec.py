@@ -348,6 +348,9 @@ def test_link_options_and_defaults():
     assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both" and link.shaper == "htb"
     assert link.changes == (spec.RateChange(10.0, 20e6), spec.RateChange(20.0, 5e6))  # sorted by time
     assert link.bdp_packets == pytest.approx(10e6 * 0.04 / 8 / 1500)
+    # lost on the way out or on the way back: 1 - 0.98^2
+    assert link.round_trip_loss == pytest.approx(0.0396)
+    assert spec.build(with_(**{"link.loss": "2%"})).points[0].link.round_trip_loss == 0.02
 
 
 def test_shaper_defaults_to_netem_and_a_burst_needs_a_token_shaper():

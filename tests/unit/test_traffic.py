@@ -74,7 +74,9 @@ def test_grace_waits_for_a_connection_whose_syns_the_loss_takes():
     assert traffic.connect_seconds(0.5, 9) == pytest.approx(127.0 + 2 * 120.0)
     assert traffic.connect_seconds(0.5, 6) == pytest.approx(63.0)  # the kernel's default retries
     assert traffic.connect_seconds(0.01, 9) == pytest.approx(3.0)  # 1% loss: 2 lost SYNs (1 in 10^4) cost 3 s
-    assert traffic.grace_seconds(0.4, 0.5, 0.1, 9) == pytest.approx(traffic.grace_seconds(0.4, 0.5, 0.1) + 367.0)
+    assert traffic.grace_seconds(0.4, 0.5, 0.1, 9) == pytest.approx(traffic.grace_seconds(0.4, 0.5, 0.1, 0) + 367.0)
+    # a caller that does not say how often its hosts retry gets the kernel's default
+    assert traffic.grace_seconds(0.4, 0.5, 0.1) == pytest.approx(traffic.grace_seconds(0.4, 0.5, 0.1, 0) + 63.0)
 
 
 def test_hosts_retry_a_lost_syn_long_enough_for_the_heaviest_loss_swept():
