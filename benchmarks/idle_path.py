@@ -17,11 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
 
-from bbrlab import calibrate, spec  # noqa: E402
-from bbrlab.links import run  # noqa: E402
-from bbrlab.metrics import percentile  # noqa: E402
-from bbrlab.net import Testbed  # noqa: E402
-from bbrlab.topo import build_plan  # noqa: E402
+from bbrlab.runs import calibrate  # noqa: E402
+from bbrlab.spec import experiment as spec  # noqa: E402
+from bbrlab.emulation.links import run  # noqa: E402
+from bbrlab.analysis.metrics import percentile  # noqa: E402
+from bbrlab.emulation.net import Testbed  # noqa: E402
+from bbrlab.emulation.topo import build_plan  # noqa: E402
 
 RTT = re.compile(r"time=([0-9.]+) ms")
 

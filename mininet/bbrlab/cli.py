@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from . import spec
+from .spec import experiment as spec
 from .errors import BbrlabError, SpecError, did_you_mean
-from .metadata import REPO
-from .selection import parse_only, select
+from .store.metadata import REPO
+from .spec.selection import parse_only, select
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
@@ -42,7 +42,7 @@ def _load(args) -> spec.Experiment:
 
 def _preflight(points: list[spec.Point]) -> None:
     """Check this machine for exactly what POINTS need: their CCs, fq pacing, tcpdump."""
-    from . import preflight
+    from .emulation import preflight
 
     preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
                     pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points))
@@ -54,7 +54,7 @@ def repetitions(exp: spec.Experiment) -> str:
 
 
 def cmd_list(args) -> int:
-    from .estimate import measured_overhead
+    from .runs.estimate import measured_overhead
 
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
@@ -74,7 +74,7 @@ def _shard(args, points: list[spec.Point]) -> dict | None:
     """--shard K/N: this host's part of POINTS (shard.record); the partition said on stderr."""
     if not args.shard:
         return None
-    from . import shard
+    from .runs import shard
 
     which = shard.parse(args.shard)
     print("\n".join(shard.lines(points, which)), file=sys.stderr)
@@ -91,7 +91,7 @@ def cmd_run(args) -> int:
         if not subset:
             print(f"shard {args.shard}: no point of {exp.name} to run here", file=sys.stderr)
             return 0
-        from . import suite
+        from .runs import suite
 
         done = suite.state(exp, Path(args.results), not args.fresh, part)[1]
         if done is not None and not args.dry_run:  # a shard, like a suite's experiment, runs once
@@ -99,12 +99,12 @@ def cmd_run(args) -> int:
             print(f"results: {done.path}")
             return 0
     if args.dry_run:
-        from .topo import build_plan, describe
+        from .emulation.topo import build_plan, describe
 
         chosen = f" ({len(subset)} chosen by --only)" if only else ""
         print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
-        from .estimate import lines
+        from .runs.estimate import lines
 
         print("\n".join(lines(exp, subset, Path(args.results), part)))
         seen = set()
@@ -116,7 +116,7 @@ def cmd_run(args) -> int:
             seen.add(key)
         return 0
     _preflight(subset)
-    from . import runner  # imports Mininet: only after preflight said it is there
+    from .runs import runner  # imports Mininet: only after preflight said it is there
 
     root = Path(args.results)
     try:
@@ -127,7 +127,7 @@ def cmd_run(args) -> int:
     except runner.Interrupted as exc:
         print(f"bbrlab: {exc}", file=sys.stderr)
         return EXIT_INTERRUPT
-    from .results import read_json
+    from .store.results import read_json
 
     verdict = read_json(rundir.path / "verdict.json")
     print(f"results: {rundir.path}")
@@ -135,13 +135,13 @@ def cmd_run(args) -> int:
 
 
 def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
-    from . import suite
+    from .runs import suite
 
     return suite.experiments(EXPERIMENTS, quick)
 
 
 def cmd_suite(args) -> int:
-    from . import shard, suite
+    from .runs import shard, suite
 
     exps = suite_experiments(args.quick)
     if args.experiments:
@@ -156,8 +156,9 @@ def cmd_suite(args) -> int:
         exps = [e for e in exps if e.name in parts]
     points = [p for e in exps for p in e.points if parts is None or p.id in parts[e.name]["points"]]
     _preflight(points)
-    from . import report, runner, summary
-    from .results import read_json
+    from .output import report, summary
+    from .runs import runner
+    from .store.results import read_json
 
     root = Path(args.results)
     total = sum(p.duration for p in points)
@@ -229,7 +230,7 @@ def cmd_suite(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from . import merge
+    from .runs import merge
 
     runs, errors = merge.merge_all([Path(d) for d in args.dirs], Path(args.into or args.results), sys.argv[1:])
     for rundir in runs:
@@ -240,7 +241,7 @@ def cmd_merge(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from . import report
+    from .output import report
 
     exps = [spec.load(experiment_path(e)) for e in args.experiments] if args.experiments else suite_experiments()
     out = report.write(Path(args.results), exps, Path(args.out) if args.out else None)
@@ -249,8 +250,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from . import summary
-    from .results import RunDir
+    from .output import summary
+    from .store.results import RunDir
 
     if args.dir:
         rundir = RunDir.open(Path(args.dir))
@@ -263,8 +264,9 @@ def cmd_plot(args) -> int:
     ran, today = _judging_specs(rundir)
     reasons = []
     if args.reanalyze:
-        from . import analysis, metadata
-        from .results import write_json
+        from .analysis import analyze as analysis
+        from .store import metadata
+        from .store.results import write_json
 
         count = analysis.reanalyze(rundir, ran)
         meta = metadata.read_run(rundir)
@@ -294,7 +296,7 @@ def cmd_plot(args) -> int:
 
 def _formats(text: str) -> tuple[str, ...]:
     """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
-    from .plots import FORMATS
+    from .output.plots import FORMATS
 
     formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
     wrong = [f for f in formats if f not in FORMATS]
@@ -304,7 +306,7 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
-    from . import summary
+    from .output import summary
 
     return summary.judging_specs(rundir, EXPERIMENTS)
 
@@ -320,7 +322,7 @@ def _strict_status(args, verdict: dict) -> int:
 def cmd_calibrate(args) -> int:
     points = spec.load(EXPERIMENTS / "fidelity.yaml", args.set or [], quick=args.quick).points
     _preflight(list(points))
-    from . import calibrate
+    from .runs import calibrate
 
     cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [])
     print("\n".join(calibrate.table(cal)))
@@ -334,14 +336,14 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     none for the fidelity experiment itself, which is what calibration runs."""
     if all(p.experiment == "fidelity" for p in points):  # also: no points at all
         return None
-    from . import calibrate
+    from .runs import calibrate
 
     return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
 
 
 def cmd_export(args) -> int:
-    from . import export
-    from .results import RunDir
+    from .output import export
+    from .store.results import RunDir
 
     if args.format != "csv":
         raise SpecError(f"--format {args.format}: only csv is written")
@@ -352,8 +354,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from . import compare, plots
-    from .results import RunDir
+    from .output import compare, plots
+    from .store.results import RunDir
 
     a, b = RunDir.open(Path(args.a)), RunDir.open(Path(args.b))
     metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
@@ -365,7 +367,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_lab_list(args) -> int:
-    from . import lab
+    from .runs import lab
 
     for one in lab.labs():
         print(f"{one.number}  {one.name:12s} {one.title}")
@@ -374,7 +376,7 @@ def cmd_lab_list(args) -> int:
 
 
 def cmd_lab_check(args) -> int:
-    from . import lab
+    from .runs import lab
 
     chosen = lab.find(args.lab)
     findings = lab.check(chosen, [Path(d) for d in args.runs])
@@ -386,14 +388,14 @@ def cmd_lab_check(args) -> int:
 
 
 def cmd_format_doc(args) -> int:
-    from . import format_doc
+    from .output import format_doc
 
     sys.stdout.write(format_doc.render())
     return 0
 
 
 def cmd_preflight(args) -> int:
-    from . import preflight
+    from .emulation import preflight
 
     preflight.check({"bbr", "cubic"}, pacing_fq=True, lossy=True)
     print("preflight: ok (root, tools, Python modules, netem/htb/fq/prio qdiscs, u32 filters, bbr and cubic)")
@@ -401,7 +403,7 @@ def cmd_preflight(args) -> int:
 
 
 def cmd_clean(args) -> int:
-    from .net import Lock, cleanup_leftovers
+    from .emulation.net import Lock, cleanup_leftovers
 
     with Lock():
         removed = cleanup_leftovers()

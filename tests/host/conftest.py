@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import analysis, spec, topo
-from bbrlab.results import RunDir, write_json
+from bbrlab.analysis import analyze as analysis
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.store.results import RunDir, write_json
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_BBR = REPO / "tests" / "fixtures" / "step-bbr"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import preflight
+from bbrlab.emulation import preflight
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import parsers, shortflows
+from bbrlab.analysis import parsers
+from bbrlab.traffic import shortflows
 
 PROGRAM = Path(shortflows.__file__)
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")

@@ -25,7 +25,7 @@ def bbrlab(*args, results: Path, timeout: float = 900, **kwargs) -> subprocess.C
 def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800):
     """A fresh run of NAME's quick profile under ROOT (EXTRA: more `run` arguments): its RunDir.
     Exit 3 is accepted: a claim that did not hold is the tests' to assert, not the run's."""
-    from bbrlab.results import RunDir
+    from bbrlab.store.results import RunDir
 
     proc = bbrlab("run", name, "--quick", "--fresh", *extra, results=root, timeout=timeout)
     print(proc.stdout, proc.stderr[-4000:])

@@ -12,8 +12,8 @@ import subprocess
 import pytest
 from conftest import REPO, RESULTS
 
-from bbrlab import spec
-from bbrlab.results import RunDir, read_json
+from bbrlab.spec import experiment as spec
+from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

@@ -15,7 +15,7 @@ import time
 import pytest
 from conftest import REPO, RESULTS, leftovers
 
-from bbrlab.results import RunDir, read_json
+from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

@@ -16,8 +16,10 @@ import time
 import pytest
 from conftest import REPO, RESULTS, bbrlab, by_point
 
-from bbrlab import lab, spec, topo
-from bbrlab.results import RunDir
+from bbrlab.runs import lab
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.store.results import RunDir
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 ROOT = RESULTS / "labs"

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import RESULTS, fresh_quick
 
-from bbrlab import fct, parsers, spec, traces
+from bbrlab.analysis import fct, parsers
+from bbrlab.spec import experiment as spec, traces
 from bbrlab.errors import SpecError
-from bbrlab.results import RunDir, read_json
+from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from conftest import REPO, RESULTS, by_point
 
-from bbrlab.results import RunDir, read_json
+from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 

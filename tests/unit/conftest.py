@@ -32,7 +32,7 @@ def synthetic_traces(tmp_path_factory):
     """Unit tests never read the real Mahimahi traces or published results (they are not the
     project's to ship): $BBRLAB_TRACES holds synthetic stand-ins under the names the
     experiments use, and $BBRLAB_REFERENCE an empty folder."""
-    from bbrlab import traces
+    from bbrlab.spec import traces
 
     folder = tmp_path_factory.mktemp("traces")
     for name in ("Verizon-LTE-short.up", "Verizon-LTE-short.down"):
@@ -56,8 +56,10 @@ def step_run():
     import shutil
     from pathlib import Path
 
-    from bbrlab import analysis, spec, topo
-    from bbrlab.results import MEASUREMENT, RunDir, write_json
+    from bbrlab.analysis import analyze as analysis
+    from bbrlab.spec import experiment as spec
+    from bbrlab.emulation import topo
+    from bbrlab.store.results import MEASUREMENT, RunDir, write_json
 
     repo = Path(__file__).resolve().parents[2]
 
@@ -99,7 +101,9 @@ class FakeTestbed:
 def measured(monkeypatch):
     """Run points offline; TABLE[(cc, repetition)] is what a point measures (a dict of metrics
     or a number for m); the list it returns names the points run, in order."""
-    from bbrlab import analysis, plots, runner
+    from bbrlab.analysis import analyze as analysis
+    from bbrlab.output import plots
+    from bbrlab.runs import runner
 
     ran = []
     table = {}

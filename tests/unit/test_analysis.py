@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import analysis, spec, topo
+from bbrlab.analysis import analyze as analysis
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
 
 # Two samples 1 s apart: all CPUs half busy, but cpu0 fully busy and cpu1 idle.
@@ -60,7 +62,7 @@ def _run_with_the_step_point(tmp_path, with_raw=True):
     """A run directory of the step experiment whose BBR point holds stale derived files."""
     import shutil
 
-    from bbrlab.results import RunDir, write_json
+    from bbrlab.store.results import RunDir, write_json
 
     exp = spec.load(EXPERIMENTS / "step.yaml")
     (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
@@ -75,7 +77,7 @@ def _run_with_the_step_point(tmp_path, with_raw=True):
 
 
 def test_a_run_is_analyzed_again_from_its_raw_files(tmp_path):
-    from bbrlab.results import read_json
+    from bbrlab.store.results import read_json
 
     exp, rundir, folder = _run_with_the_step_point(tmp_path)
     assert analysis.reanalyze(rundir, exp) == 1
@@ -97,7 +99,7 @@ def test_a_repetition_that_repeat_auto_added_is_analyzed_again_too(tmp_path):
 
 def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
     from bbrlab.errors import BbrlabError
-    from bbrlab.results import read_json
+    from bbrlab.store.results import read_json
 
     exp, rundir, folder = _run_with_the_step_point(tmp_path, with_raw=False)
     with pytest.raises(BbrlabError, match="no raw/ directory"):

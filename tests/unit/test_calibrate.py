@@ -5,7 +5,8 @@ from __future__ import annotations
 import struct
 
 import pytest
-from bbrlab import calibrate, metrics, parsers
+from bbrlab.runs import calibrate
+from bbrlab.analysis import metrics, parsers
 from bbrlab.errors import ParseError
 
 FRAME = 1514

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import references, report, spec, topo
+from bbrlab.verdicts import references
+from bbrlab.output import report
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
-from bbrlab.results import RunDir, write_atomic, write_json
+from bbrlab.store.results import RunDir, write_atomic, write_json
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 CSV = """congestion_control, loss_rate, goodput_Mbps, rtt_ms, bandwidth_Mbps, specified_bw_Mbps

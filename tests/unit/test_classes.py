@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import analysis, classes, claims, spec, topo
-from bbrlab.spec import Claim
+from bbrlab.analysis import analyze as analysis, classes
+from bbrlab.verdicts import claims
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.spec.experiment import Claim
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

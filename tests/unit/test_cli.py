@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bbrlab import cli, spec, suite
+from bbrlab import cli
+from bbrlab.spec import experiment as spec
+from bbrlab.runs import suite
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -215,7 +217,7 @@ def test_help_runs_as_a_program():
 
 
 def test_a_suite_continues_where_it_stopped(tmp_path):
-    from bbrlab.results import MEASUREMENT, RunDir, write_json
+    from bbrlab.store.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml", quick=True)  # one repetition
 
@@ -249,7 +251,7 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
 
 
 def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_path):
-    from bbrlab.results import MEASUREMENT, RunDir, write_json
+    from bbrlab.store.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
     rundir = RunDir.create(tmp_path, "figure5")
@@ -261,7 +263,7 @@ def test_a_run_of_another_measurement_is_neither_resumed_nor_taken_as_done(tmp_p
 
 
 def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_path):
-    from bbrlab.results import MEASUREMENT, RunDir, write_json
+    from bbrlab.store.results import MEASUREMENT, RunDir, write_json
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml")
     rundir = RunDir.create(tmp_path, "figure5")
@@ -275,7 +277,7 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
 
 def _finished(rundir):
     """RUNDIR summarized as the run summarized it: its own metrics.json, verdict.json, figure."""
-    from bbrlab import summary
+    from bbrlab.output import summary
 
     exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")
     summary.finish(rundir, exp)
@@ -297,7 +299,7 @@ def _stored(rundir) -> dict:
 
 
 def test_plot_never_changes_a_stored_verdict_and_rejudges_beside_it(capsys, monkeypatch, tmp_path, step_run):
-    from bbrlab.results import read_json
+    from bbrlab.store.results import read_json
 
     _, rundir = _finished(step_run(tmp_path / "results"))
     capsys.readouterr()
@@ -330,12 +332,12 @@ def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path, ste
 
 
 def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path, step_run):
-    from bbrlab import report
+    from bbrlab.output import report
 
     _, rundir = _finished(step_run(tmp_path / "results"))
     before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
-    monkeypatch.setitem(sys.modules, "bbrlab.runner", types.ModuleType("bbrlab.runner"))  # runs nothing here
+    monkeypatch.setitem(sys.modules, "bbrlab.runs.runner", types.ModuleType("bbrlab.runs.runner"))  # runs nothing here
     monkeypatch.setattr(report, "write", lambda root, exps, out=None: root / "report.md")
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
     code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
@@ -354,7 +356,7 @@ def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
 
 
 def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path, step_run):
-    from bbrlab import report
+    from bbrlab.output import report
 
     exp, rundir = _finished(step_run(tmp_path / "results"))
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
@@ -382,7 +384,7 @@ def test_plot_finds_the_runs_of_a_file_of_ones_own_by_its_name(capsys, tmp_path)
 
 
 def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys, tmp_path, step_run):
-    from bbrlab.results import MEASUREMENT, write_json
+    from bbrlab.store.results import MEASUREMENT, write_json
 
     root = tmp_path / "results"
     code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
@@ -414,7 +416,7 @@ def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run)
 
 
 def test_a_hand_edited_spec_yaml_is_judged_beside_the_verdict_it_no_longer_matches(capsys, tmp_path, step_run):
-    from bbrlab.results import read_json
+    from bbrlab.store.results import read_json
 
     run = step_run(tmp_path / "results")
     text = (run.path / "spec.yaml").read_text().replace("name: step\n", "name: step-lab\n")

@@ -5,7 +5,8 @@ import json
 import pandas  # Debian: python3-pandas (vm/vm.sh deps --test-tools)
 import pytest
 
-from bbrlab import cli, export
+from bbrlab import cli
+from bbrlab.output import export
 
 
 def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path, step_run):

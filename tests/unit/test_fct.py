@@ -8,9 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from bbrlab import analysis, classes, claims, fct, parsers, spec, topo, traces
+from bbrlab.analysis import analyze as analysis, classes, fct, parsers
+from bbrlab.verdicts import claims
+from bbrlab.spec import experiment as spec, traces
+from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
-from bbrlab.spec_claims import parse as parse_claims
+from bbrlab.spec.claims import parse as parse_claims
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = 1000.0
@@ -186,7 +189,7 @@ def test_a_claim_reads_a_short_flow_class_by_its_group():
 
 
 def test_a_short_flow_point_is_analyzed_whole_and_writes_only_known_metric_names(tmp_path):
-    from bbrlab.metric_names import ALL_METRICS
+    from bbrlab.spec.metric_names import ALL_METRICS
 
     point, plan, raw = mix_point(tmp_path)
     (raw / "ping-g1.txt").write_text((FIXTURES / "ping_bbr.txt").read_text())

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli, format_doc, plots, spec, workload
+from bbrlab import cli
+from bbrlab.output import format_doc, plots
+from bbrlab.spec import experiment as spec, workload
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "experiment-format.md"
@@ -56,7 +58,7 @@ def test_the_listed_default_is_the_one_applied(key):
 
 def test_plot_kinds_and_verdict_words_are_the_code_s():
     assert tuple(format_doc.PLOT_KINDS) == spec.PLOT_KINDS == tuple(plots.KINDS)
-    source = (REPO / "mininet" / "bbrlab" / "claims.py").read_text()
+    source = (REPO / "mininet" / "bbrlab" / "verdicts" / "claims.py").read_text()
     assert set(re.findall(r'overall = "([a-z ]+)"', source)) == set(format_doc.VERDICTS)
 
 

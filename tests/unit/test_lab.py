@@ -5,9 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli, lab, spec
+from bbrlab import cli
+from bbrlab.runs import lab
+from bbrlab.spec import experiment as spec
 from bbrlab.errors import BbrlabError, SpecError
-from bbrlab.results import MEASUREMENT, RunDir, write_atomic, write_json
+from bbrlab.store.results import MEASUREMENT, RunDir, write_atomic, write_json
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from bbrlab import parsers, spec, topo
+from bbrlab.analysis import parsers
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
 
 from test_topo import intf, plan
@@ -80,7 +82,7 @@ def test_ss_reord_seen_counts_and_defaults_to_zero():
 
 
 def test_receive_steering_covers_every_cpu_in_a_private_mount_namespace():
-    from bbrlab import links
+    from bbrlab.emulation import links
 
     assert [links.cpu_mask(n) for n in (1, 2, 8, 12)] == ["1", "3", "ff", "fff"]
     seen = []

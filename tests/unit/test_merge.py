@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli, merge, runner, shard, spec
+from bbrlab import cli
+from bbrlab.runs import merge, runner, shard
+from bbrlab.spec import experiment as spec
 from bbrlab.errors import BbrlabError
-from bbrlab.results import RunDir, read_json, write_json
+from bbrlab.store.results import RunDir, read_json, write_json
 
 REPO = Path(__file__).resolve().parents[2]
 CLAIMS = [

@@ -5,8 +5,10 @@ import json
 import re
 from pathlib import Path
 
-from bbrlab import analysis, metrics, spec, topo
-from bbrlab.metric_names import ALL_METRICS, CLAIMABLE, METRICS
+from bbrlab.analysis import analyze as analysis, metrics
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.spec.metric_names import ALL_METRICS, CLAIMABLE, METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_BBR = REPO / "tests" / "fixtures" / "step-bbr"
@@ -22,7 +24,7 @@ def test_every_metric_of_a_captured_point_is_in_the_table():
 
 def test_every_metric_analysis_can_write_is_in_the_table():
     """Also the ones only some points write (several flows, a capture, rate changes)."""
-    source = (REPO / "mininet" / "bbrlab" / "analysis.py").read_text()
+    source = (REPO / "mininet" / "bbrlab" / "analysis" / "analyze.py").read_text()
     names = set(re.findall(r'out\["([a-z0-9_]+)"\]', source))
     start = source.index("out: dict = {")
     names |= set(re.findall(r'"([a-z0-9_]+)": ', source[start:source.index("\n    }\n", start)]))

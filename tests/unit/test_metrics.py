@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from bbrlab.metrics import (
+from bbrlab.analysis.metrics import (
     adaptation_time,
     aggregate_steady_goodput_bps,
     backlogged_delivery,
@@ -26,7 +26,7 @@ from bbrlab.metrics import (
     throughput_series,
     utilization,
 )
-from bbrlab.parsers import Interval, parse_iperf3
+from bbrlab.analysis.parsers import Interval, parse_iperf3
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

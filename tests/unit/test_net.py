@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from bbrlab import links, net, spec, topo
+from bbrlab.emulation import links, net, topo
+from bbrlab.spec import experiment as spec
 
 
 class Node:
@@ -102,7 +103,7 @@ def test_traffic_programs_left_in_another_namespace_are_recognized():
     run was interrupted): iperf3 by name, the short-flow programs by their script."""
     assert net._is_traffic([b"iperf3", b"-c", b"10.0.3.2", b"-t", b"15"])
     assert net._is_traffic([b"/usr/bin/iperf3", b"-s", b"-p", b"5201"])
-    assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/shortflows.py", b"sink"])
+    assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/traffic/shortflows.py", b"sink"])
     assert not net._is_traffic([b"/usr/bin/python3", b"-m", b"bbrlab", b"run", b"figure5"])
     assert not net._is_traffic([b"sshd:", b"vagrant"])
     assert not net._is_traffic([])

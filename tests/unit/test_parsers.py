@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from bbrlab.errors import ParseError
-from bbrlab.parsers import (
+from bbrlab.analysis.parsers import (
     CpuTimes,
     cpu_busy_fraction,
     parse_iperf3,

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import plots, plots_loss, spec, topo
-from bbrlab.results import RunDir, write_json
+from bbrlab.output import plots, plots_loss
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -100,7 +102,7 @@ def test_the_footer_is_coloured_by_the_verdict_word(word, color):
 
 
 def test_no_legend_covers_the_data(step_run, tmp_path):
-    from bbrlab import legends
+    from bbrlab.output import legends
 
     run = step_run(tmp_path)
     exp = spec.build(spec.load_raw(run.path / "spec.yaml"), default_name="step")
@@ -117,7 +119,7 @@ def test_a_legend_at_the_top_gets_headroom_above_data_that_fills_the_axes(step_r
     import json
     import shutil
 
-    from bbrlab import legends
+    from bbrlab.output import legends
 
     run = step_run(tmp_path)
     bbr = run.points_dir / "cc=bbr,rep1"
@@ -141,7 +143,7 @@ def test_a_legend_at_the_top_gets_headroom_above_data_that_fills_the_axes(step_r
 
 def test_a_legend_at_the_top_of_a_log_axis_gets_headroom_in_decades():
     """The slowdown figure's shape: points near the top right of a log axis, under its legend."""
-    from bbrlab import legends
+    from bbrlab.output import legends
 
     plt = plots._pyplot()
     fig, ax = plt.subplots(figsize=(7, 5))

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import claims, fct, plots, plots_fct, report_field, spec, topo, workload
-from bbrlab.results import RunDir, write_json
+from bbrlab.verdicts import claims
+from bbrlab.analysis import fct
+from bbrlab.output import plots, plots_fct, report_field
+from bbrlab.spec import experiment as spec, workload
+from bbrlab.emulation import topo
+from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -99,7 +103,7 @@ def test_the_figure_and_the_report_table(tmp_path):
 
 
 def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path):
-    from bbrlab import export
+    from bbrlab.output import export
 
     exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
     written = export.export([rundir], tmp_path / "tables")

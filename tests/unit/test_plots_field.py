@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import claims, plots, plots_field, spec, topo, ware
-from bbrlab.results import RunDir, write_json
+from bbrlab.verdicts import claims
+from bbrlab.output import plots, plots_field
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.analysis import ware
+from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -110,7 +114,7 @@ def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
 
 
 def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
-    from bbrlab import report_field
+    from bbrlab.output import report_field
 
     exp, rundir = coexist_run(tmp_path, SHARES)
     lines = report_field.coexist_table(exp, rundir.point_records())

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import claims, plots, report_links, spec, topo
-from bbrlab.results import RunDir, write_json
+from bbrlab.verdicts import claims
+from bbrlab.output import plots, report_links
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
+from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

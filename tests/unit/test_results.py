@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from bbrlab import results
+from bbrlab.store import results
 from bbrlab.errors import BbrlabError
-from bbrlab.results import RunDir
+from bbrlab.store.results import RunDir
 
 STAMP = "20240102-030405"
 
@@ -276,7 +276,7 @@ def old_style_run(root: Path, exp, status: str = "incomplete") -> RunDir:
 
 
 def build(**top):
-    from bbrlab import spec
+    from bbrlab.spec import experiment as spec
 
     return spec.build({"name": "exp", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp"},
                        "flows": [{"cc": "bbr", "duration": "10s"}], **top})

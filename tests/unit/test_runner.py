@@ -2,8 +2,9 @@
 
 import pytest
 
-from bbrlab import runner, spec
-from bbrlab.results import read_json
+from bbrlab.runs import runner
+from bbrlab.spec import experiment as spec
+from bbrlab.store.results import read_json
 
 CLAIMS = [
     {"id": "bbr-low", "text": "BBR's m stays at most 80", "metric": "rtt_p50_ms", "where": {"cc": "bbr"}, "max": 80},

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import cli, runner, shard, spec, suite, topo
+from bbrlab import cli
+from bbrlab.runs import runner, shard, suite
+from bbrlab.spec import experiment as spec
+from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
-from bbrlab.results import RunDir, read_json
+from bbrlab.store.results import RunDir, read_json
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted((REPO / "experiments").glob("*.yaml"))
@@ -176,7 +179,7 @@ def test_a_finished_shard_is_not_run_again(tmp_path, measured, capsys):
 
 
 def test_a_suite_shard_runs_its_part_of_each_experiment(tmp_path, measured, monkeypatch, capsys):
-    from bbrlab import merge
+    from bbrlab.runs import merge
 
     table, ran = measured
     table.update({(cc, 1): 50.0 for cc in ("bbr", "cubic")})

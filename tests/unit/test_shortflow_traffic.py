@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab import analysis, shortflow_traffic, spec, topo, workload
+from bbrlab.analysis import analyze as analysis
+from bbrlab.traffic import shortflow_traffic
+from bbrlab.spec import experiment as spec, workload
+from bbrlab.emulation import topo
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 CCS = set(AVAILABLE.read_text().split()) if AVAILABLE.is_file() else set()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bbrlab import spec
+from bbrlab.spec import experiment as spec
 from bbrlab.errors import SpecError
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bbrlab import stats
+from bbrlab.analysis import stats
 
 
 def test_interval_is_students_t():

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from bbrlab import spec, summary
-from bbrlab.results import RunDir, write_json
+from bbrlab.spec import experiment as spec
+from bbrlab.output import summary
+from bbrlab.store.results import RunDir, write_json
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 CALIBRATION = {"key": "abc123def456", "file": "/r/calibration/abc123def456.json",
@@ -35,7 +36,7 @@ def test_the_fidelity_run_itself_has_no_gate(tmp_path):
 
 
 def test_overhead_says_where_a_points_time_beyond_its_flows_goes():
-    from bbrlab import metadata
+    from bbrlab.store import metadata
 
     meta = {"sessions": [{"wall_seconds": 100.0}, {"wall_seconds": 50.0}]}  # a resumed run: both sessions
     records = [{"timings": {"configured_seconds": 60.0, "setup_seconds": 6.0, "run_seconds": 62.0,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bbrlab import shapers, spec, topo
+from bbrlab.emulation import shapers, topo
+from bbrlab.spec import experiment as spec
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from bbrlab import cli, schedule, spec, topo, trace_metrics, traces
+from bbrlab import cli
+from bbrlab.emulation import schedule, topo
+from bbrlab.spec import experiment as spec, traces
+from bbrlab.analysis import trace_metrics
 from bbrlab.errors import SpecError, TestbedError
 
 
@@ -191,7 +194,7 @@ def test_the_plan_carries_one_batch_line_per_update_built_by_the_shaper(tmp_path
 
 
 def shapers_change(p, rate):
-    from bbrlab import shapers
+    from bbrlab.emulation import shapers
 
     return shapers.rate_change("r1-eth0", p.link, rate)
 
@@ -437,7 +440,7 @@ def test_a_real_point_analyzed_as_a_trace_is_judged_against_the_schedule(tmp_pat
     import shutil
     from pathlib import Path
 
-    from bbrlab import analysis
+    from bbrlab.analysis import analyze as analysis
 
     step = Path(__file__).resolve().parents[1] / "fixtures" / "step-bbr"
     folder = tmp_path / "point"

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from bbrlab import spec, traffic
+from bbrlab.spec import experiment as spec
+from bbrlab.traffic import iperf as traffic
 
 # iperf3 on SIGINT: writes its JSON ("error": "interrupt - ...") and exits.
 WRITES_ON_SIGINT = """

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bbrlab import ware
+from bbrlab.analysis import ware
 
 # coexist's link: 10 Mbit/s, 40 ms (one BDP is 33.3 packets of 1500 B), flows of 240 s
 LINK = {"rate_bps": 10e6, "rtt_s": 0.04, "duration_s": 240.0}

@@ -7,7 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
-from bbrlab import spec, topo, workload
+from bbrlab.spec import experiment as spec, workload
+from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]

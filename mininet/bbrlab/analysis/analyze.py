@@ -1,0 +1,450 @@
+"""From a point's raw files to its time series (series.json) and numbers (metrics.json).
+
+Times in series are seconds since the point's time zero (the first flow's scheduled
+start); samples taken before it (the idle path) have negative times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import metrics as m
+from . import classes, fct, mathis, parsers, trace_metrics
+from ..errors import BbrlabError, ParseError
+from ..store.results import RunDir, read_json, write_json
+from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
+from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan, build_plan
+
+BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
+BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
+CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
+CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
+# A backlogged bottleneck that sends below 85% of its rate is the emulator's limit, not the
+# CC's (measured on a 2-vCPU TCG guest: 0.87-0.99 at 10 Mbit/s, 0.75-0.77 at 100 Mbit/s).
+LINK_DELIVERY_MIN = 0.85
+LINK_DELIVERY_MIN_SECONDS = 1.0  # backlogged time needed to judge it
+PEAK_WINDOW = 0.1  # seconds: the window over which the link's highest rate is judged
+
+
+def held_share_visible(rtt: float, ss_interval: float) -> bool:
+    """Whether ss samples ss_interval apart can tell BBR's long-term mode from its max filter.
+
+    Long-term mode holds one bw for BBR_LT_ROUNDS round trips, which must span HELD_SAMPLES
+    samples; the max filter keeps a sample for BBR_BW_FILTER_ROUNDS, which must not span the
+    HELD_SAMPLES - 1 intervals between them, or a steady flow reads as held (measured at
+    500 ms RTT: 0.75 held at 0.001% loss).
+    """
+    return (BBR_LT_ROUNDS * rtt >= m.HELD_SAMPLES * ss_interval
+            and BBR_BW_FILTER_ROUNDS * rtt < (m.HELD_SAMPLES - 1) * ss_interval)
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+def _cpu_series(text: str, t0: float) -> dict[str, list[tuple[float, float]]]:
+    """Busy fraction over time of every cpu line of /proc/stat ("cpu": all CPUs; "cpu0", ...)."""
+    snaps: dict[str, list] = {}
+    t = None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            t = float(line[4:])
+        elif line.startswith("cpu") and t is not None:
+            name = line.split(maxsplit=1)[0]
+            snaps.setdefault(name, []).append((t, parsers.parse_proc_stat(line, name)))
+    series: dict[str, list[tuple[float, float]]] = {}
+    for name, points in snaps.items():
+        series[name] = []
+        for (ta, a), (tb, b) in zip(points, points[1:]):
+            try:
+                series[name].append(((ta + tb) / 2 - t0, parsers.cpu_busy_fraction(a, b)))
+            except ValueError:
+                continue
+    return series
+
+
+def _during(series: list[tuple[float, float]], end: float) -> list[float]:
+    """The values sampled while the flows ran (all of them if none was)."""
+    return [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
+
+
+def _iperf3_pair(raw: Path, flow_id: str) -> tuple[parsers.Iperf3Result, parsers.Iperf3Result]:
+    """Both ends' iperf3 results; if either failed, one error that quotes both ends."""
+    results, errors = {}, []
+    for role in ("client", "server"):
+        try:
+            results[role] = parsers.parse_iperf3(_read(raw / f"iperf3-{flow_id}-{role}.json"))
+        except ParseError as exc:
+            errors.append(f"{role}: {exc}")
+    if errors:
+        raise ParseError(f"flow {flow_id}: " + "; ".join(errors))
+    return results["server"], results["client"]
+
+
+def _maybe_round(value: float | None, digits: int, unit: float = 1.0) -> float | None:
+    return None if value is None else round(value / unit, digits)
+
+
+def _round(series, digits=4):
+    return [[round(t, 3), round(v, digits)] for t, v in series]
+
+
+def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
+    """One iperf3 flow: its metrics row, its series, its goodput over time, and its
+    receiver's intervals with the time its data started. launched: seconds after t0 when
+    its client started."""
+    startup = point.sampling.startup
+    server, client = _iperf3_pair(raw, flow.id)
+    ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
+    if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
+        data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))
+        ss = [s for s in ss if s.local == data_local]
+    # iperf3's intervals count from its test start, which follows the launch by the
+    # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
+    # sample of the data socket with data acked places it within one ss interval.
+    acked = [x.t - t0 for x in ss if (x.bytes_acked or 0) > 0]
+    offset = max(launched, acked[0] - point.sampling.ss_interval / 2) if acked else launched
+    # a test's last interval is often a fraction of one: its rate is noise, not a sample
+    whole = [iv for iv in server.intervals if iv.end - iv.start >= 0.5 * point.sampling.iperf_interval]
+    tput = [(t + offset, bps) for t, bps in m.throughput_series(whole or server.intervals)]
+    seconds = server.duration or client.duration
+    goodput = m.goodput_bps(server.bytes_received, seconds) if seconds > 0 else 0.0
+    try:
+        flow_steady = m.steady_goodput_bps(server.intervals, startup)
+    except ValueError:  # a flow shorter than the startup period
+        flow_steady = goodput
+    flow_series = {
+        "cc": flow.cc, "group": flow.group, "start": round(launched, 4), "data_start": round(offset, 4),
+        "throughput": _round([(t, v / 1e6) for t, v in tput]),
+        "cwnd": _round([(s.t - t0, s.cwnd) for s in ss], 1),
+        "srtt_ms": _round([(s.t - t0, s.srtt_ms) for s in ss], 3),
+        "pacing_mbps": _round([(s.t - t0, (s.pacing_rate_bps or 0) / 1e6) for s in ss]),
+        "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
+        "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
+    }
+    row = {
+        "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
+        "data_start_s": round(offset, 3),
+        "seconds": round(seconds, 3), "bytes": server.bytes_received,
+        "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
+        "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
+        # reordering the sender detected (a counter: its last sample holds the total)
+        "reord_seen": max((s.reord_seen for s in ss), default=0),
+    }
+    model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
+             if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
+    if model:
+        bbr = m.bbr_model(model, offset + startup)
+        visible = held_share_visible(point.flows[flow.group].rtt or point.link.rtt, point.sampling.ss_interval)
+        row.update({
+            "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
+            "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
+            "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
+            "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
+        })
+    return row, flow_series, tput, (offset, server.intervals)
+
+
+def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_bytes: int, end: float,
+             out: dict) -> None:
+    """The flows' goodput together: over the run and after startup, against the rate, the
+    ideal under the loss and the payload capacity; per flow group and per CC (classes.py)."""
+    startup = point.sampling.startup
+    link = point.link
+    out["flows"] = flow_rows
+    span = max(end, 1e-9)
+    out["goodput_mbps"] = round(total_bytes * 8 / span / 1e6, 4)
+    try:
+        out["steady_goodput_mbps"] = round(m.aggregate_steady_goodput_bps(placed, startup) / 1e6, 4)
+    except ValueError:  # every flow shorter than the startup period
+        out["steady_goodput_mbps"] = out["goodput_mbps"]
+    out["utilization"] = round(out["goodput_mbps"] / out["link_mbps"], 4)
+    out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
+    out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
+    # What the link can carry as TCP payload: 1448-byte segments (MSS with timestamps) in
+    # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
+    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
+    out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
+    # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
+    out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
+                                 out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
+    out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+    out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
+
+
+def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float) -> tuple[dict, dict]:
+    """Return (series, metrics) for one finished point.
+
+    t0: epoch of time zero; launches: flow id -> epoch its client started;
+    end: seconds after t0 when the last flow finished.
+    """
+    raw = folder / "raw"
+    link = point.link
+    startup = point.sampling.startup
+    series: dict = {"t0": t0, "flows": {}, "rtt": {}, "queue": [], "link_sent": [], "cpu": [], "link_rate": []}
+    out: dict = {
+        "link_mbps": link.rate / 1e6, "base_rtt_ms": link.rtt * 1e3, "loss": link.loss,
+        "buffer_pkts": link.buffer_packets, "bdp_pkts": round(link.bdp_packets, 2),
+        # The RTT a packet sees behind a full buffer: what a buffer-filling CC converges to.
+        "full_buffer_rtt_ms": round((link.rtt + link.full_buffer_seconds()) * 1e3, 3),
+        "ideal_goodput_mbps": m.ideal_goodput_bps(link.rate, link.loss) / 1e6,
+        "mathis_goodput_mbps": _maybe_round(mathis.goodput_mbps(link.rtt, link.loss), 4),
+        "duration_s": round(end, 3),
+    }
+
+    # -- flows: receiver-side goodput over time, sender-side retransmits and ss state
+    flow_rows, per_flow_series, placed = [], [], []
+    total_bytes = 0
+    for flow in plan.flows:
+        row, flow_series, tput, started = _flow(point, flow, raw, t0, launches[flow.id] - t0)
+        flow_rows.append(row)
+        series["flows"][flow.id] = flow_series
+        per_flow_series.append(tput)
+        placed.append(started)
+        total_bytes += row["bytes"]
+    _goodput(point, flow_rows, series, placed, total_bytes, end, out)
+    if plan.workloads:
+        _shortflows(point, plan, raw, t0, series, out)
+    if len(flow_rows) == 1 and flow_rows[0].get("bbr_bw_p50_mbps") is not None:
+        out["bbr_bw_p50_mbps"] = flow_rows[0]["bbr_bw_p50_mbps"]  # one BBR flow: what its model believed
+        out["bbr_bw_held_share"] = flow_rows[0]["bbr_bw_held_share"]
+        # above 1, short delivery-rate samples overshot the link: a bursty shaper
+        out["bbr_bw_ratio"] = round(out["bbr_bw_p50_mbps"] / out["link_mbps"], 4)
+
+    _fairness(point, per_flow_series, end, series, out)
+    rtts_all = _rtt(plan, raw, t0, end, startup, series, out)
+    out["delay_variation_ms"] = round(link.delay_variation * 1e3, 4)
+    if out.get("idle_rtt_min_ms"):  # against the smallest RTT the path really has (the emulator adds its own)
+        out["variation_over_min_rtt"] = round(out["delay_variation_ms"] / out["idle_rtt_min_ms"], 4)
+    _bottleneck(point, plan, raw, t0, end, series, out)
+    _adaptation(point, per_flow_series, series, out)
+    _cpu(raw, t0, end, series, out)
+    if not rtts_all and not flow_rows and not series.get("shortflows"):
+        raise ParseError(f"{folder}: no samples at all")
+    return series, out
+
+
+def _shortflows(point: Point, plan: Plan, raw: Path, t0: float, series: dict, out: dict) -> None:
+    """Short flows (fct.py): per-flow rows and FCT CDFs into series, FCT metrics for all of
+    them and per class (beside the other classes in `groups`). A flow of the schedule that
+    its program never wrote (killed) is counted as unfinished, never dropped."""
+    records, programs = [], []
+    for w in plan.workloads:
+        name = f"shortflows-g{w.group + 1}.jsonl"
+        found, summary = parsers.parse_shortflows(_read(raw / name), name)
+        schedule = raw / f"shortflows-schedule-g{w.group + 1}.json"
+        planned = read_json(schedule)["flows"] if schedule.is_file() else []
+        seen = {r["id"] for r in found}
+        found += [dict(f, cc_set=None, start=None, established=None, end=None, completed=False,
+                       error="no record (its program was stopped)") for f in planned if f["id"] not in seen]
+        records += found
+        programs.append({"group": w.group, "class": w.cls, **(summary or {"role": "send", "summary": "none"})})
+    for sink in sorted(raw.glob("shortflows-sink-*.jsonl")):
+        summary = parsers.parse_shortflows(_read(sink), sink.name)[1]
+        programs.append({"host": sink.stem.rsplit("-", 1)[-1], **(summary or {"role": "sink", "summary": "none"})})
+    trace = plan.schedule.schedule.capacity_bits if plan.schedule else None  # judged against the trace
+    rows = fct.rows(records, {w.group: w.rtt for w in plan.workloads}, point.link.rate, t0, trace)
+    out.update(fct.summarize(rows))
+    out.update(fct.programs(programs, rows))
+    classes_ = [(w.group, w.cls, w.cc, w.rtt) for w in plan.workloads]
+    out.update(groups=list(out.get("groups") or []) + fct.per_class(rows, classes_))
+    series["shortflows"] = rows
+    series["fct_cdf"] = fct.cdfs(rows)
+
+
+def _fairness(point: Point, per_flow_series: list, end: float, series: dict, out: dict) -> None:
+    """Fairness among concurrent flows: Jain's index over time, and when it converged."""
+    if not (len(per_flow_series) > 1 and all(per_flow_series)):
+        return
+    aligned = m.align_series(per_flow_series, point.sampling.iperf_interval)
+    jain = m.jain_over_time(aligned, aligned.active)
+    series["jain"] = _round(jain)
+    all_active_from = max(s[0][0] for s in per_flow_series)
+    tail = [j for t, j in jain if t >= all_active_from]
+    out["jain_mean"] = round(sum(tail) / len(tail), 4) if tail else None
+    last = [j for t, j in jain if t >= end - max(5.0, 0.2 * end)]
+    out["jain_final"] = round(sum(last) / len(last), 4) if last else None
+    conv = m.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
+    out["convergence_s"] = round(conv - all_active_from, 3) if conv is not None else None
+
+
+def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: dict, out: dict) -> list:
+    """RTT seen by packets crossing the bottleneck (ping), idle before time zero."""
+    rtts_all, idle = [], []
+    for group, _, _ in plan.groups:
+        samples = parsers.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
+        pts = [(s.t - t0, s.rtt_ms) for s in samples]
+        series["rtt"][f"g{group + 1}"] = _round(pts, 3)
+        idle += [r for t, r in pts if t < 0]
+        rtts_all += [(t, r) for t, r in pts if 0 <= t <= end]
+    if rtts_all:
+        whole = m.summary([r for _, r in rtts_all])
+        out.update({f"rtt_{k}_ms": round(v, 3) for k, v in whole.items() if k != "n"})
+        steady_rtts = [r for t, r in rtts_all if t >= startup] or [r for _, r in rtts_all]
+        out["rtt_p50_over_base"] = round(out["rtt_p50_ms"] / out["base_rtt_ms"], 4)  # BBR v1's cap: 2
+        out["steady_rtt_p50_ms"] = round(m.percentile(steady_rtts, 50), 3)
+        out["steady_rtt_p95_ms"] = round(m.percentile(steady_rtts, 95), 3)
+    if idle:
+        out["idle_rtt_ms"] = round(m.percentile(idle, 50), 3)
+        out["idle_rtt_error_ms"] = round(out["idle_rtt_ms"] - out["base_rtt_ms"], 3)
+        out["idle_rtt_min_ms"] = round(min(idle), 3)
+        # the idle path's own spread: the emulator's noise, plus any configured variation
+        out["idle_rtt_spread_ms"] = round(m.percentile(idle, 90) - m.percentile(idle, 10), 3)
+    return rtts_all
+
+
+def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
+    """The bottleneck's queue, how busy it was, and whether it sent at its rate (from its own
+    counters, and from the frames that left it when they were captured)."""
+    link = point.link
+    startup = point.sampling.startup
+    qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+    if qsamples:
+        series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
+        # what the bottleneck really sent, from its own byte counter between two samples
+        series["link_sent"] = _round([((a.t + b.t) / 2 - t0, 8 * (b.sent_bytes - a.sent_bytes) / (b.t - a.t) / 1e6)
+                                      for a, b in zip(qsamples, qsamples[1:]) if b.t > a.t])
+        during = [q.backlog_pkts for q in qsamples if 0 <= q.t - t0 <= end] or [0]
+        out["queue_p50_pkts"] = m.percentile(during, 50)
+        out["queue_max_pkts"] = max(during)
+        out["bottleneck_drops"] = qsamples[-1].drops - qsamples[0].drops
+
+    # configured bottleneck rate over time; how busy the link was while the flows were
+    # meant to run (after startup)
+    rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
+    planned = [f.start + f.duration for f in plan.flows if f.duration is not None]
+    window_end = min(end, max(planned)) if planned and len(planned) == len(plan.flows) else end
+    try:
+        out["link_busy"] = round(m.link_busy([(q.t - t0, q.sent_bytes) for q in qsamples], rate_steps,
+                                             startup, window_end), 4)
+    except ValueError:  # a run shorter than its startup period, or no bottleneck samples
+        out["link_busy"] = None
+    # Did the emulated link deliver what it was told? Judged while it had a queue, at each
+    # configured rate on its own (an emulator may keep up at 10 Mbit/s and not at 20).
+    counter = [(q.t - t0, q.sent_bytes, q.backlog_bytes) for q in qsamples]
+    by_rate = []
+    bounds = [t for t, _ in rate_steps] + [window_end]
+    for (t, bps), t_next in zip(rate_steps, bounds[1:]):
+        try:
+            ratio, covered = m.backlogged_delivery(counter, rate_steps, max(t, startup), min(t_next, window_end))
+        except ValueError:
+            continue
+        if covered >= LINK_DELIVERY_MIN_SECONDS:
+            by_rate.append({"from_s": t, "rate_mbps": bps / 1e6, "delivery": round(ratio, 4)})
+    out["link_delivery_by_rate"] = by_rate
+    out["link_delivery"] = min((d["delivery"] for d in by_rate), default=None)
+    out["link_short"] = out["link_delivery"] is not None and out["link_delivery"] < LINK_DELIVERY_MIN
+    series["link_rate"] = [[t, r / 1e6] for t, r in rate_steps]
+    if plan.schedule:  # a trace replayed at the bottleneck: judged against its schedule
+        traced, series["link_rate"] = trace_metrics.summarize(
+            plan.schedule.schedule, _read(raw / "link-schedule.txt"), counter, startup, window_end, end,
+            LINK_DELIVERY_MIN)
+        out.update(traced)
+    peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
+    if peak is not None:
+        out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
+        out["link_gap_max_ms"], out["link_gap_p99_ms"] = round(peak[2] * 1e3, 3), round(peak[3] * 1e3, 3)
+        # a shaper that catches up sends what its longest pause held back at once: the part
+        # of the peak beyond that is the shaper's own burst
+        out["link_peak_beyond_pause"] = round(peak[1] - peak[2] / PEAK_WINDOW, 4)
+
+
+def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
+    """(highest rate over any 100 ms, its ratio to the rate then configured, the longest and
+    the 99th-percentile pause between two frames) of the frames that left the bottleneck
+    between START and END, or None without a capture. A pause is where a late timer held
+    the shaper: a shaper that catches up sends the held frames at once afterwards."""
+    if not pcap.is_file():
+        return None
+    frames = [(t - t0, n) for t, n in parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
+    best = (0.0, 0.0)
+    for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
+        t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end
+        part = [f for f in frames if t_from <= f[0] < t_to]
+        try:
+            peak = m.peak_window_bps(part, PEAK_WINDOW)
+        except ValueError:
+            continue
+        if peak / bps > best[1]:
+            best = (peak, peak / bps)
+    if best[1] <= 0:
+        return None
+    gaps = [b[0] - a[0] for a, b in zip(frames, frames[1:])]
+    return (*best, max(gaps), m.percentile(gaps, 99))
+
+
+def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) -> None:
+    """How fast the flows together followed each configured rate change."""
+    link = point.link
+    by_rate = out["link_delivery_by_rate"]
+    if not (link.changes and per_flow_series):
+        return
+    total = m.align_series(per_flow_series, point.sampling.iperf_interval)
+    agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
+    times, targets = [], []
+    delivered = {d["from_s"]: d["delivery"] for d in by_rate}
+    previous = link.rate
+    for change in link.changes:
+        # the bandwidth a flow can find is what the link really sends at the new rate,
+        # unless that would turn the step around (a link far below its rate: flagged)
+        target = change.rate * min(1.0, delivered.get(change.at, 1.0))
+        if target <= 0 or (target > previous) != (change.rate > previous):
+            target = change.rate
+        previous = change.rate
+        times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
+        targets.append(round(target / 1e6, 4))
+    out["adapt_targets_mbps"] = targets
+    out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
+    out["adapt_time_max_s"] = None if None in times else round(max(times), 3)
+
+
+def _cpu(raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
+    """CPU: a saturated emulator silently produces wrong numbers."""
+    cpus = _cpu_series(_read(raw / "cpu.txt"), t0)
+    cpu = cpus.pop("cpu", [])
+    series["cpu"] = _round(cpu, 3)
+    busy = _during(cpu, end)
+    if busy:
+        out["cpu_busy_mean"] = round(sum(busy) / len(busy), 4)
+        out["cpu_busy_max"] = round(max(busy), 4)
+        per_core = [sum(v) / len(v) for v in (_during(c, end) for c in cpus.values()) if v]
+        out["cpu_core_busy_max"] = round(max(per_core), 4) if per_core else None
+        out["cpu_bound"] = (out["cpu_busy_mean"] > CPU_BOUND_BUSY
+                            or (out["cpu_core_busy_max"] or 0) > CORE_BOUND_BUSY)
+
+
+def reanalyze(rundir: RunDir, exp: Experiment) -> int:
+    """Derive every finished point's series and metrics again from its raw files.
+
+    An analysis fixed after a run reaches the run's numbers without measuring again: the
+    raw tool output is what was measured, series.json and metrics.json are derived from
+    it. Every point is checked first, so a run is never left half old, half new.
+    Returns the number of points analyzed.
+    """
+    by_id = {p.id: p for p in exp.every_point}  # with the repetitions `repeat: auto` added
+    done = sorted(rundir.finished_points())
+    if not done:
+        raise BbrlabError(f"{rundir.path}: no finished points to analyze")
+    for pid in done:
+        folder = rundir.points_dir / pid
+        if pid not in by_id:
+            raise BbrlabError(f"{folder}: this point is not in the run's spec.yaml; cannot analyze it again")
+        if not (folder / "raw").is_dir():
+            raise BbrlabError(f"{folder}: no raw/ directory (a copy without the tools' raw output?); "
+                              "analyze it where the run's raw files are")
+    results = []
+    for pid in done:
+        folder = rundir.points_dir / pid
+        record = read_json(folder / "point.json")
+        try:
+            t = record["timings"]
+            results.append((folder, *analyze(by_id[pid], build_plan(by_id[pid]), folder,
+                                             t["t0"], t["launches"], t["end"])))
+        except KeyError as exc:
+            raise BbrlabError(f"{folder / 'point.json'}: no timing field {exc}; cannot analyze it again") from None
+        except ParseError as exc:
+            raise BbrlabError(f"{folder}: {exc}") from None
+    for folder, series, mets in results:
+        write_json(folder / "series.json", series)
+        write_json(folder / "metrics.json", mets)
+    return len(results)

@@ -1,0 +1,115 @@
+"""Preflight: everything a run needs, checked before anything starts.
+
+Kernel features are tested by doing (attaching each qdisc in a throw-away namespace),
+not by reading config files: a module can be missing, blacklisted or built out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import shutil
+import subprocess
+
+from ..errors import PreflightError
+from .topo import DATA_PORTS
+
+TOOLS = {
+    "iperf3": "iperf3", "ping": "iputils-ping", "ss": "iproute2", "tc": "iproute2", "ip": "iproute2",
+    "ethtool": "ethtool", "mnexec": "mininet", "sysctl": "procps",
+}
+MODULES = {"mininet": "mininet", "yaml": "python3-yaml", "matplotlib": "python3-matplotlib"}
+QDISC_TESTS = {
+    "sch_netem": ["netem", "delay", "1ms"],
+    "sch_fq": ["fq"],
+    "sch_htb": ["htb", "default", "1"],
+    "sch_tbf": ["tbf", "rate", "1mbit", "burst", "3000", "latency", "10ms"],
+    "sch_prio": ["prio"],
+}
+# Random loss for the data connections only: a u32 filter under a prio root (topo._netem_tc).
+FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", str(DATA_PORTS[0]), hex(DATA_PORTS[1]),
+               "flowid", "1:1"]
+VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these modules (Debian 12's "
+           "linux-image-amd64 and linux-image-arm64 do), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
+           "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess:
+    """Run ARGV; a program that is not installed (modprobe without kmod) is a failed run."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True)
+    except OSError as exc:
+        return subprocess.CompletedProcess(argv, 127, "", str(exc))
+
+
+def missing_qdiscs(needed: list[str]) -> list[str]:
+    """Module names of the qdiscs (and cls_u32) in NEEDED that cannot be attached here."""
+    ns = f"bbrlab-preflight-{os.getpid()}"
+    if _run(["ip", "netns", "add", ns]).returncode != 0:
+        raise PreflightError("cannot create a network namespace (`ip netns add`): run as root on Linux")
+    missing = []
+    try:
+        _run(["ip", "-n", ns, "link", "add", "d0", "type", "dummy"])
+        for module in needed:
+            _run(["modprobe", module])
+            if module == "cls_u32":  # a filter: under a prio root
+                _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root", "handle", "1:"] + QDISC_TESTS["sch_prio"])
+                add = _run(["tc", "-n", ns, "filter", "replace", "dev", "d0", "parent", "1:"] + FILTER_TEST)
+            else:
+                add = _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root"] + QDISC_TESTS[module])
+            if add.returncode != 0:
+                missing.append(module)
+    finally:
+        _run(["ip", "netns", "del", ns])
+    return missing
+
+
+def missing_ccs(needed: set[str]) -> list[str]:
+    def available() -> set[str]:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            return set(f.read().split())
+
+    absent = needed - available()
+    for cc in absent:
+        _run(["modprobe", f"tcp_{cc}"])
+    return sorted(needed - available())
+
+
+def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False) -> list[str]:
+    needed = ["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else []) + (["sch_prio", "cls_u32"] if lossy else [])
+    problems = []
+    qdiscs = missing_qdiscs(needed)
+    if qdiscs:
+        problems.append(f"kernel {platform.release()} lacks traffic-control module(s): {', '.join(qdiscs)}")
+    cc_missing = missing_ccs(ccs)
+    if cc_missing:
+        problems.append(f"kernel {platform.release()} lacks congestion control(s): "
+                        f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
+    if "bbr_noagg" in cc_missing:
+        problems.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
+                        "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
+                        f"linux-headers-{platform.release()} and linux-source-"
+                        f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
+    return problems
+
+
+def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False) -> None:
+    """Raise PreflightError listing everything missing, with how to get it."""
+    if os.geteuid() != 0:
+        raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
+    problems = []
+    tools = dict(TOOLS, **({"tcpdump": "tcpdump"} if pcap else {}))
+    absent = sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
+    if absent:
+        problems.append(f"missing programs; install with: apt-get install {' '.join(absent)}")
+    mods = sorted({pkg for mod, pkg in MODULES.items() if importlib.util.find_spec(mod) is None})
+    if mods:
+        problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")
+    if shutil.which("tc") and shutil.which("ip"):
+        kernel = kernel_problems(ccs, pacing_fq, lossy)
+        if kernel:
+            problems += kernel + [VM_HINT]
+    if problems:
+        raise PreflightError("preflight failed:\n  - " + "\n  - ".join(problems)
+                             + "\n(or provision this host with `sudo ./setup.sh`)")

@@ -1,0 +1,1 @@
+"""bbrlab's output layer: plots, reports, export, comparison, summaries."""

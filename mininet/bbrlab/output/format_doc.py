@@ -1,0 +1,183 @@
+"""docs/experiment-format.md, written from the code's own tables: `bbrlab format-doc`.
+
+Every key an experiment file takes (its unit, default, and whether a list sweeps it), the
+metric names a claim can use, the plot kinds and the verdict words. Unit tests hold these
+tables to the code (keys accepted, defaults applied, metrics written) and fail when the
+committed file differs from what this writes.
+"""
+
+from __future__ import annotations
+
+from ..spec import experiment as spec, units, workload
+from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
+
+REQUIRED = "required"
+
+# dotted key ('*': a flow group's or claim's index) -> (what it takes, default, meaning)
+KEYS: dict[str, tuple[str, str, str]] = {
+    "name": ("letters, digits, `-`, `_`, `.`", "the file's name", "the experiment's name; results go to "
+             "`results/NAME/`"),
+    "title": ("text", "the name", "the figure's and the report's title"),
+    "description": ("text", "none", "what the experiment shows"),
+    "link.rate": (f"rate ({units.RATE_SPELLINGS})", REQUIRED, "the bottleneck's rate"),
+    "link.rtt": (f"time ({units.TIME_SPELLINGS})", REQUIRED, "the base RTT, split across the two directions "
+                 "by `forward_share`"),
+    "link.buffer": (spec.BUFFER_UNITS, REQUIRED, "the bottleneck's queue; at least 2 packets"),
+    "link.loss": ("percentage (`1%`)", "0%", "random loss"),
+    "link.loss_direction": (" or ".join(spec.LOSS_DIRECTIONS), "data", "`data`: only the data direction "
+                            "of the flows; `both`: ACKs too"),
+    "link.jitter": ("time", "0ms", "netem jitter on the data direction (delay +- jitter), at most its delay; "
+                    "packets overtake each other: `delay_variation` keeps their order"),
+    "link.delay_variation": ("time", "0ms", "extra one-way delay on the data direction, uniform from 0 to this, "
+                             "in order (the base RTT stays the smallest)"),
+    "link.slot": ("time", "none", "netem `slot`: packets leave in bursts, a slot opening every `slot` to "
+                  "`slot_max` (aggregation)"),
+    "link.slot_max": ("time", "link.slot", "the longest time between slots"),
+    "link.slot_packets": ("whole number", "no limit", "packets a slot lets through"),
+    "link.slot_bytes": (f"size ({units.SIZE_SPELLINGS})", "no limit", "bytes a slot lets through"),
+    "link.slot_on": (" or ".join(spec.SLOT_DIRECTIONS), "ack", "`ack`: the receivers' ACKs leave in slots; "
+                     "`data`: the data after the bottleneck does"),
+    "link.forward_share": ("number between 0 and 1", "0.5", "the share of the RTT on the data direction"),
+    "link.burst": (f"size ({units.SIZE_SPELLINGS}), time at the rate (`2ms`), or `auto`", "auto",
+                   "the token bucket of `shaper: htb` or `tbf`; netem has none"),
+    "link.changes": ("list of `{at: time, rate: rate}`", "none", "rate steps during the run"),
+    "link.shaper": (" or ".join(spec.SHAPERS), spec.DEFAULT_SHAPER, "the bottleneck's design"),
+    "link.trace": ("path of a Mahimahi trace (`$BBRLAB_TRACES/NAME` or relative to the checkout)", "none",
+                   "replay the trace at the bottleneck; `rate` then scales it to that average (or is the trace's)"),
+    "link.trace_interval": ("time, whole ms from 1ms to 1s", "10ms (with link.trace)",
+                            "how often the trace's rate is applied"),
+    "pacing": (" or ".join(spec.PACING_MODES), "fq", "`fq` on each sender's egress, or TCP's own "
+               "(`internal`)"),
+    "cc": ("congestion control name", "none", "the congestion control of every flow group that names none "
+           "(one axis for all of them)"),
+    "flows": ("list of flow groups", REQUIRED, "who sends"),
+    "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...)", "required (or `cc`)",
+                   "the group's congestion control"),
+    "flows.*.count": ("whole number", "1", "flows in the group"),
+    "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
+    "flows.*.stagger": ("time", "0s", "between the starts of the group's flows"),
+    "flows.*.duration": ("time", "one of duration, until, size", "how long each flow sends"),
+    "flows.*.until": ("time", "one of duration, until, size", "when every flow of the group stops"),
+    "flows.*.size": (f"size ({units.SIZE_SPELLINGS})", "one of duration, until, size", "bytes each flow "
+                     "sends (flow completion time)"),
+    "flows.*.rtt": ("time", "link.rtt", "the group's own base RTT"),
+    "flows.*.loss": ("percentage (`0.05%`)", "`link.loss`", "random loss on the group's own data direction "
+                     "(its delay line), like `link.loss`"),
+    "flows.*.class": ("letters, digits, `-`, `_`, `.`", "g1, g2, ...", "the class's name in figures and reports"),
+    "flows.*.workload": ("mapping", "none", "many short flows instead of `count` long ones: one sending program "
+                         "and one sink, every flow a TCP connection of the group's CC (no count, stagger, "
+                         "duration, until or size)"),
+    "flows.*.workload.arrivals": (" or ".join(f"`{a}`" for a in workload.ARRIVALS), "`poisson`",
+                                  "Poisson arrivals, or one flow after another (each alone on the link)"),
+    "flows.*.workload.rate": ("flows per second (`20/s`)", "one of rate, load (poisson)",
+                              "the mean arrival rate"),
+    "flows.*.workload.load": ("percentage (`30%`)", "one of rate, load (poisson)",
+                              "the offered load: mean inter-arrival = 8 x mean size / (load x link.rate)"),
+    "flows.*.workload.sizes": (workload.SIZES_TEXT, REQUIRED,
+                               "object sizes in bytes; a CDF is interpolated linearly between its points"),
+    "flows.*.workload.duration": ("time", "required (poisson)", "how long flows arrive; flows still open "
+                                  "when the grace after it ends are counted as unfinished"),
+    "flows.*.workload.count": ("whole number", "required (sequential)", "how many flows, one after another"),
+    "flows.*.workload.gap": ("time", "`1s` (sequential)", "from one flow's end to the next one's start"),
+    "flows.*.workload.seed": ("whole number", "`1`", "the seed of arrivals and sizes (a run is reproducible)"),
+    "flows.*.workload.reseed": ("true or false", "`false`", "repetition R draws with seed + R - 1, so the "
+                                "intervals cover the workload too; the CCs of one repetition share it"),
+    "sysctls": ("mapping of `net.*` sysctl to value", "socket buffers for 100 Mbit/s x 500 ms",
+                "set in every host's network namespace"),
+    "sampling.interval": ("time", "100ms", "ping and the bottleneck's queue"),
+    "sampling.ss_interval": ("time", "500ms", "`ss -tin` per flow (cwnd, pacing rate, BBR's model)"),
+    "sampling.iperf_interval": ("time, at least 100ms", "500ms", "iperf3's reports"),
+    "sampling.pcap": ("true or false", "false", "capture TCP headers at each receiver (tcpdump)"),
+    "sampling.link_pcap": ("true or false", "false", "capture the frames leaving the bottleneck"),
+    "sampling.startup": ("time", "2s", "left out of the steady-state metrics"),
+    "repeat": ("whole number, `auto`, or `{min: N, max: M}`", "1",
+               f"runs of every grid point; `auto` is {spec.AUTO_REPEAT[0]} to {spec.AUTO_REPEAT[1]}, adding "
+               "runs only where a claim's interval straddles its bound"),
+    "seed": ("whole number", "1", "the seed of the point order"),
+    "plot.kind": ("a plot kind (below)", "rtt_timeseries", "the figure"),
+    "plot.title": ("text", "the title", "the figure's title"),
+    "claims": ("list of claims", "none", "what the paper says, checked on the run"),
+    "claims.*.id": ("text", REQUIRED, "the claim's name in verdicts"),
+    "claims.*.text": ("text", REQUIRED, "the claim in words"),
+    "claims.*.metric": ("a metric name (below)", REQUIRED, "what is bounded"),
+    "claims.*.where": ("mapping of sweep axis (or `cc`, `loss`, " + ", ".join(f"`{k}`" for k in CLASS_SELECTORS)
+                       + ") to a value, a list, or `{min, max}`", "every point",
+                       "the points the claim is about (or, inside a mixed point, one class of flows)"),
+    "claims.*.vs": ("mapping like `where`", "none", "bound the ratio to the point that differs in these keys"),
+    "claims.*.min": ("number", "none", "the lowest passing value (give min, max or both)"),
+    "claims.*.max": ("number", "none", "the highest passing value"),
+    "claims.*.relative_to": ("a metric name (below)", "none", "bound metric / this metric of the same point"),
+    "quick": ("mapping of key to value, as `--set`", "none", "the short profile `--quick` applies"),
+    "reference": ("mapping", "none", "the published numbers drawn beside ours (`source`, `series`)"),
+    "notes": ("text or list of texts", "none", "where this kernel or emulator differs from the paper"),
+}
+
+PLOT_KINDS = {
+    "rtt_timeseries": "RTT over time of every point on one axis, and the RTT's CDF (figure 5)",
+    "throughput_timeseries": "each flow's throughput over time, Jain's fairness index below (figure 6)",
+    "loss_goodput": "goodput against random loss (log x) per congestion control, the ideal line (figure 8)",
+    "sweep_normalized": "goodput / rate against loss, one line per value of the other axis, per CC",
+    "rate_step": "delivered throughput against the bottleneck's configured rate steps, per CC",
+    "link_fidelity": "per configured rate, what the backlogged bottleneck sent against it",
+    "buffer_rtt": "median RTT (bar: p5-p95) against the buffer in BDPs, per CC",
+    "coexist_share": "each CC's share of the link against the buffer, the Ware et al. model beside it",
+    "trace_replay": "the rate a trace offered and what the bottleneck delivered, per update interval",
+    "aggregation_goodput": "goodput and median RTT against the base RTT per CC, one column per slotted direction",
+    "jitter_goodput": "goodput against the delay variation per CC and base RTT, the emulator's noise shaded",
+    "fct_cdf": "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
+}
+
+VERDICTS = {
+    "reproduced": "every evaluated claim holds",
+    "not reproduced": "a claim fails on points the emulator can be trusted with",
+    "inconclusive": "none fails, but a check straddles its bound or rests on untrusted points",
+    "not evaluated": "no claim selected a point of the run",
+}
+
+
+def _sweeps(key: str) -> str:
+    return "yes" if key in spec.SWEEPABLE else ""
+
+
+def render() -> str:
+    """The whole reference, in Markdown."""
+    lines = [
+        "# The experiment format",
+        "",
+        "<!-- written by `bbrlab format-doc > docs/experiment-format.md`; edit the tables in the code -->",
+        "",
+        "One YAML file per experiment in `experiments/` (or anywhere: `bbrlab run path/to/mine.yaml`).",
+        "A list where one value is expected sweeps that key: the grid is the product of every list.",
+        "`--set KEY=VALUE` overrides a key (`rate`, or a full path like `flows.0.cc`); `--only AXIS=VALUE`",
+        "runs part of the grid. Every rate, time, size, buffer and loss carries its unit: a bare",
+        "number is refused with the unit it probably meant.",
+        "",
+        "## Keys",
+        "",
+        "| key | takes | default | sweeps | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| `{key}` | {takes} | {default} | {_sweeps(key)} | {meaning} |"
+              for key, (takes, default, meaning) in KEYS.items()]
+    lines += ["", "## Metrics a claim can use", "",
+              "Per point, in its `metrics.json`. A claim's `metric` and `relative_to` are checked against",
+              "this list when the file is loaded.", "",
+              "| metric | unit | meaning |", "|---|---|---|"]
+    lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in ALL_METRICS.items()
+              if name in CLAIMABLE]
+    others = [name for name in ALL_METRICS if name not in CLAIMABLE]
+    lines += ["", "Also written, not for claims: " + ", ".join(f"`{n}` ({ALL_METRICS[n][0]})" for n in others) + "."]
+    lines += ["", "Of one class of flows (`where: {group: N}`, `{class: NAME}`, or `{cc: NAME}` inside a point that "
+              "mixes classes):",
+              "", "| metric | unit | meaning |", "|---|---|---|"]
+    lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in CLASS_METRICS.items()]
+    lines += ["", "A class of short flows (`flows.*.workload`) has the flow-completion metrics instead (from",
+              "`flows_planned` to `tput_over3m_mean_mbps` above), of its own flows: `where: {class: NAME}`; at the",
+              "point's level they are of every short flow of the point."]
+    lines += ["", "## Plot kinds", "", "| kind | figure |", "|---|---|"]
+    lines += [f"| `{kind}` | {meaning} |" for kind, meaning in PLOT_KINDS.items()]
+    lines += ["", "## Verdicts", "",
+              "Each check of a claim is judged on the 95% interval of its repetitions.", "",
+              "| verdict | when |", "|---|---|"]
+    lines += [f"| {word} | {meaning} |" for word, meaning in VERDICTS.items()]
+    return "\n".join(lines) + "\n"

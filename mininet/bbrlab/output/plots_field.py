@@ -1,0 +1,111 @@
+"""Figures of the field experiments (docs/field.md), registered in plots.KINDS.
+
+coexist_share: each congestion control's share of what was delivered against the
+bottleneck buffer (in BDPs), the Ware et al. model's prediction beside it, and any
+published point the experiment's `reference:` gives (e.g. IETF 101 at 8 BDP).
+"""
+
+from __future__ import annotations
+
+from ..verdicts import claims as claims_mod
+from ..analysis import ware
+from .plots import style
+from ..store.results import RunDir
+
+LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")
+
+
+def buffer_bdp(record: dict) -> float:
+    """The point's buffer in BDPs, as the spec wrote it when it was given in BDPs."""
+    buffer = record["link"]["buffer"]
+    if buffer["unit"] == "bdp":
+        return float(buffer["value"])
+    return record["metrics"]["buffer_pkts"] / record["metrics"]["bdp_pkts"]
+
+
+def class_shares(records: list[dict]) -> dict[str, list[tuple[float, float, float, float]]]:
+    """cc -> [(buffer in BDPs, mean share over repetitions, lowest, highest)], by buffer."""
+    out: dict[str, list] = {}
+    for group in claims_mod.grid_points(records):
+        x = buffer_bdp(group[0])
+        for cc in group[0]["metrics"].get("by_cc") or {}:
+            values = [r["metrics"]["by_cc"][cc]["share"] for r in group
+                      if (r["metrics"].get("by_cc") or {}).get(cc, {}).get("share") is not None]
+            if values:
+                out.setdefault(cc, []).append((x, sum(values) / len(values), min(values), max(values)))
+    return {cc: sorted(points) for cc, points in out.items()}
+
+
+def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[tuple[float, float]]:
+    """(buffer in BDPs, BBR's predicted share) from LOW to HIGH BDPs for RECORD's link and flows."""
+    link = record["link"]
+    durations = [f["duration"] for f in record["flow_plan"] if f.get("duration")]
+    n_bbr = sum(f["cc"] == "bbr" for f in record["flow_plan"])
+    if not durations or not n_bbr:
+        return []
+    grid = [low * (high / low) ** (i / steps) for i in range(steps + 1)] if high > low else [low]
+    return [(x, ware.share(x, link["rate"], link["rtt"], min(durations), n_bbr).bbr) for x in grid]
+
+
+def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
+    fig, ax = plt.subplots(figsize=(13, 6))
+    shares = class_shares(records)
+    xs = sorted({x for points in shares.values() for x, *_ in points})
+    for cc, points in sorted(shares.items()):
+        st = style(cc)
+        ax.errorbar([p[0] for p in points], [p[1] for p in points],
+                    yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
+                    color=st["color"], marker=st["marker"], lw=1.8, capsize=3,
+                    label=f"{st['label']} (measured; bar: lowest-highest repetition)")
+    loss_based = [cc for cc in shares if cc in LOSS_BASED]
+    curve = model_curve(records[0], min(xs) / 1.2, max(xs) * 1.2) if xs and "bbr" in shares and loss_based else []
+    if curve:
+        ax.plot([x for x, _ in curve], [y for _, y in curve], color=style("bbr")["color"], ls="--", lw=1.2,
+                label="BBR, Ware et al. model (IMC 2019)")
+        ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls="--",
+                lw=1.2, label=f"{style(loss_based[0])['label']}, Ware et al. model (the rest)")
+    for x, goodputs in (exp.reference.get("goodput_mbps") or {}).items():
+        total = sum(goodputs.values())
+        for cc, g in goodputs.items():
+            ax.plot([float(x)], [g / total], ls="none", marker="*", ms=13, color=style(cc)["color"],
+                    mec="black", label=f"{style(cc)['label']}, {exp.reference.get('source', 'reference')}")
+    ax.axhline(0.5, color="black", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    if xs:
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.set_xlim(min(xs) / 1.3, max(xs) * 1.3)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("bottleneck buffer (BDP)")
+    ax.set_ylabel("share of the goodput after startup")
+    # beside the axes: inside, it would cover a curve somewhere, and a share's axis ends at 1
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.subplots_adjust(left=0.07, right=0.72)
+    return fig
+
+
+def trace_replay(plt, exp, rundir: RunDir, records: list[dict]):
+    """A trace replayed at the bottleneck, one panel per point (its first repetition): the
+    rate the schedule offered (100 ms windows), what the bottleneck sent (its byte counter)
+    and each flow's goodput, with what the link delivered of the trace and the schedule's
+    lateness in the panel's title."""
+    firsts = [group[0] for group in claims_mod.grid_points(records)][:6]
+    fig, axes = plt.subplots(len(firsts), 1, figsize=(12, 2.6 * len(firsts) + 1), sharex=True, squeeze=False)
+    for ax, rec in zip(axes[:, 0], firsts):
+        series, m = rundir.series(rec["id"]), rec["metrics"]
+        offered = series.get("link_rate") or []
+        ax.step([t for t, _ in offered], [v for _, v in offered], where="post", color="black", lw=0.9, ls="--",
+                label="offered by the trace (100 ms)")
+        sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
+        ax.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.9, label="bottleneck sent")
+        for flow in series.get("flows", {}).values():
+            pts = flow["throughput"]
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.4,
+                    label=f"{style(flow['cc'])['label']} goodput")
+        delivery, late = m.get("trace_delivery"), m.get("schedule_late_p99_ms")
+        ax.set_title(f"{claims_mod.point_name(rec)}: delivered {delivery if delivery is not None else '–'} of the "
+                     f"trace, updates late p99 {late if late is not None else '–'} ms", fontsize=9)
+        ax.set_ylabel("Mbit/s")
+        ax.set_ylim(bottom=0)
+    axes[0, 0].legend(fontsize=8, loc="upper right", ncol=4)
+    axes[-1, 0].set_xlabel("time since flow start (s)")
+    return fig

@@ -1,0 +1,143 @@
+"""Figures of the loss sweeps, registered in plots.KINDS.
+
+loss_goodput: figure 8's goodput against random loss (log x) per CC, BBR's own bandwidth
+estimate dashed, the ideal line bw x (1 - p), the Mathis et al. model and a reference's
+numbers beside.
+
+sweep_normalized: goodput / link rate against loss, one line per value of the sweep's
+other axis, one panel per CC; points the emulator could not be trusted with are hollow.
+"""
+
+from __future__ import annotations
+
+from ..verdicts import claims as claims_mod
+from ..analysis import mathis
+from ..verdicts import references
+from .plots import _cc_of, style
+from ..store.results import RunDir
+
+
+def _loss_curves(records: list[dict], group_key: str | None):
+    curves: dict = {}
+    for rec in records:
+        key = (_cc_of(rec), rec["params"].get(group_key) if group_key else None)
+        curves.setdefault(key, []).append(rec)
+    return curves
+
+
+def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 8: goodput against random loss (log x), with the ideal line bw*(1-p)."""
+    merged = claims_mod.average_repetitions(records)
+    fig, ax = plt.subplots(figsize=(11, 6))
+    link = merged[0]["metrics"]["link_mbps"]
+    for (cc, _), recs in sorted(_loss_curves(merged, None).items()):
+        recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
+        st = style(cc)
+        xs = [r["metrics"]["loss"] * 100 for r in recs]
+        ys = [r["metrics"]["steady_goodput_mbps"] for r in recs]
+        errs = [r["metrics"].get("steady_goodput_mbps_ci95", 0) for r in recs]
+        ax.errorbar(xs, ys, yerr=errs, color=st["color"], marker=st["marker"], lw=1.6, capsize=3,
+                    label=f"{st['label']} (measured)")
+        # BBR's own model: far above its goodput, the emulator carried less than BBR measured;
+        # close to it, the model itself was starved
+        est = [(x, r["metrics"]["bbr_bw_p50_mbps"]) for x, r in zip(xs, recs)
+               if r["metrics"].get("bbr_bw_p50_mbps") is not None]
+        if est:
+            ax.plot([x for x, _ in est], [v for _, v in est], color=st["color"], marker=st["marker"],
+                    mfc="none", lw=0.9, ls="--", label=f"{st['label']}'s own bw estimate (median)")
+    losses = sorted({r["metrics"]["loss"] for r in merged if r["metrics"]["loss"] > 0})
+    if losses:
+        grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
+        ax.plot(grid, [link * (1 - p / 100) for p in grid], color="black", ls="--", lw=1, label="ideal: bw x (1 - p)")
+        rtt = merged[0]["metrics"]["base_rtt_ms"] / 1e3
+        ax.plot(grid, [mathis.capped_mbps(rtt, p / 100, link) for p in grid], color="grey", ls="-.", lw=1,
+                label=f"Mathis et al.: MSS/RTT x 1.22/sqrt(p) at {rtt * 1e3:g} ms (Reno-like)")
+    for name, ref in references.series(exp.reference).items():
+        st = style(name)
+        pts = sorted((float(k), float(v)) for k, v in ref.items())
+        ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
+                alpha=0.3, ls=":", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
+    ax.set_xscale("log")
+    if losses:  # the swept values as plain numbers (0.1, 1, 5), not powers of ten
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.set_xticks(spaced_ticks([p * 100 for p in losses]))
+        ax.set_xticks([p * 100 for p in losses], minor=True)  # every swept value, unlabelled where crowded
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("random loss rate on the data path (%)")
+    ax.set_ylabel("goodput after startup (Mbit/s)")
+    # BBR's estimate may exceed the link (a trace's peaks): keep it in view
+    highest = max([link] + [r["metrics"].get("bbr_bw_p50_mbps") or 0 for r in merged])
+    ax.set_ylim(0, highest * 1.08)
+    if len(ax.get_legend_handles_labels()[1]) > 6:  # many CCs: beside the plot, not over the curves
+        fig.set_size_inches(14, 6)  # room for the legend's longest names (Mathis, the reference's)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+        fig.subplots_adjust(left=0.06, right=0.66)
+    else:
+        ax.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def spaced_ticks(values: list[float], ratio: float = 1.6) -> list[float]:
+    """The VALUES (ascending, > 0) a log axis can label without their labels running into
+    each other: each at least RATIO times the one before; the largest always, in place of
+    a kept neighbour too close to it (10, 15, 20, 25, 30, 40, 50 -> 10, 20, 50)."""
+    kept: list[float] = []
+    for v in values:
+        if not kept or v >= kept[-1] * ratio:
+            kept.append(v)
+    if values and kept[-1] != values[-1]:
+        if len(kept) > 1 and values[-1] < kept[-1] * ratio:
+            kept.pop()
+        kept.append(values[-1])
+    return kept
+
+
+def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: set[str] = frozenset()):
+    """Sweeps: goodput / link rate against loss, one line per value of the other axis, per CC.
+
+    Points the emulator could not be trusted with (UNTRUSTED: CPU-bound, link below its
+    rate, or at a rate this machine failed the fidelity check at) get hollow markers, and a
+    curve made only of them is dashed, so a reader does not take the emulator's limit for
+    the congestion control's.
+    """
+    merged = claims_mod.average_repetitions(records)
+    group_key = next((k for k in exp.axes if k not in ("loss", "cc")), None)
+    ccs = sorted({_cc_of(r) for r in merged})
+    fig, axes = plt.subplots(1, len(ccs), figsize=(6.5 * len(ccs), 5.5), sharey=True, squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    values = list(exp.axes.get(group_key, [None]))
+    for ax, cc in zip(axes[0], ccs):
+        def position(value) -> int:
+            return values.index(value) if value in values else 0
+
+        curves = _loss_curves(merged, group_key).items()
+        for (c, value), recs in sorted(curves, key=lambda kv: position(kv[0][1])):
+            if c != cc:
+                continue
+            recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
+            idx = position(value)
+            color = cmap(0.85 * idx / max(len(values) - 1, 1))  # viridis without its pale yellow end
+            xs = [r["metrics"]["loss"] * 100 for r in recs]
+            ys = [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs]
+            bad = [claims_mod.point_name(r) in untrusted for r in recs]
+            label = f"{group_key}={value}" if group_key else style(cc)["label"]
+            if all(bad):
+                label += " (emulator-limited)"
+            elif any(bad):
+                label += " (hollow: emulator-limited)"
+            ax.plot(xs, ys, color=color, lw=1.5, ls="--" if all(bad) else "-", label=label,
+                    marker=style(cc)["marker"], markevery=[i for i, b in enumerate(bad) if not b] or None,
+                    mfc=color if not all(bad) else "none")
+            hollow = [(x, y) for x, y, b in zip(xs, ys, bad) if b]
+            if hollow and not all(bad):
+                ax.plot([x for x, _ in hollow], [y for _, y in hollow], ls="none", marker=style(cc)["marker"],
+                        color=color, mfc="none")
+        ax.set_xscale("log")
+        ax.set_title(style(cc)["label"])
+        ax.set_xlabel("random loss rate (%)")
+        ax.set_ylim(0, 1.1)
+        ax.legend(fontsize=8, loc="best")
+    axes[0][0].set_ylabel("goodput / bottleneck rate")
+    return fig

@@ -1,0 +1,100 @@
+"""The report's tables for the field experiments (docs/field.md): our numbers at full
+length next to the anchors'. Reads records only, like the rest of the report.
+
+coexist: per buffer, each CC's share of the goodput (mean over repetitions, and the
+lowest and highest), the Ware et al. model's BBR share, and the published point the
+experiment's `reference: {goodput_mbps: {BDPs: {cc: Mbit/s}}}` gives (IETF 101 at 8 BDP).
+
+short flows (fct.py): per grid point and class, the flows completed of those planned, the
+median FCT and the slowdown's median / p95 / p99 of objects up to 3 MB, and the median
+throughput of objects over 3 MB (means over repetitions).
+"""
+
+from __future__ import annotations
+
+from ..analysis import ware
+from .plots_field import class_shares
+
+
+def _share(values: tuple | None) -> str:
+    if values is None:
+        return "–"
+    _, mean, low, high = values
+    return f"{mean:.2f}" + (f" ({low:.2f}-{high:.2f})" if high > low else "")
+
+
+def coexist_table(exp, records: list[dict]) -> list[str]:
+    """Shares by buffer beside the model and the reference; [] for other experiments."""
+    if exp.plot_kind != "coexist_share" or not records:
+        return []
+    shares = class_shares(records)
+    ccs = sorted(shares)
+    if not ccs:
+        return []
+    rec = records[0]
+    durations = [f["duration"] for f in rec.get("flow_plan") or () if f.get("duration")]
+    n_bbr = sum(f["cc"] == "bbr" for f in rec.get("flow_plan") or ())
+    ref = {float(x): g for x, g in (exp.reference.get("goodput_mbps") or {}).items()}
+    source = exp.reference.get("source", "reference")
+    head = ["buffer (BDP)"] + [f"{cc} share" for cc in ccs] + (["BBR, Ware et al. model"] if n_bbr and durations else [])
+    head += [f"BBR share, {source}"] if ref else []
+    lines = ["", "Each CC's share of the goodput after startup (mean over repetitions, lowest-highest):", "",
+             "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    by_x = {cc: {p[0]: p for p in points} for cc, points in shares.items()}
+    for x in sorted({x for points in by_x.values() for x in points} | set(ref)):
+        cells = [f"{x:g}"] + [_share(by_x[cc].get(x)) for cc in ccs]
+        if n_bbr and durations:
+            cells.append(f"{ware.share(x, rec['link']['rate'], rec['link']['rtt'], min(durations), n_bbr).bbr:.2f}")
+        if ref:
+            g = ref.get(x)
+            cells.append(f"{g['bbr'] / sum(g.values()):.2f} ({g['bbr']:g} of {sum(g.values()):g} Mbit/s)"
+                         if g and "bbr" in g else "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if isinstance(v, (int, float))]
+    return sum(values) / len(values) if values else None
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+FCT_COLUMNS = (("FCT p50 (ms)", "fct_p50_ms", 0), ("FCT ≤ 3 MB p50 (ms)", None, 0),
+               ("slowdown p50", "slowdown_p50", 2), ("p95", "slowdown_p95", 2), ("p99", "slowdown_p99", 2),
+               ("> 3 MB, Mbit/s (p50)", "tput_over3m_p50_mbps", 2))
+
+
+def _small_fct(entry: dict) -> float | None:
+    """The median FCT of the objects up to 3 MB: the median of the buckets' medians,
+    weighted by their flows (close enough for a table; the figure has the CDFs)."""
+    parts = [(entry.get(f"fct_{b}_p50_ms"), entry.get(f"flows_{b}") or 0) for b in ("to100k", "to1m", "to3m")]
+    parts = [(v, n) for v, n in parts if v is not None and n]
+    return sum(v * n for v, n in parts) / sum(n for _, n in parts) if parts else None
+
+
+def fct_table(records: list[dict]) -> list[str]:
+    """Short flows per grid point and class; [] for a run without short flows."""
+    from ..verdicts.claims import grid_points, point_name
+
+    rows = []
+    for group in grid_points(records):
+        entries: dict[int, list[dict]] = {}
+        for rec in group:
+            for entry in rec["metrics"].get("groups") or ():
+                if "flows_planned" in entry:
+                    entries.setdefault(entry["group"], []).append(entry)
+        for g, reps in sorted(entries.items()):
+            cells = [point_name(group[0]), reps[0]["class"], reps[0]["cc"],
+                     f"{sum(e['flows_completed'] for e in reps)} of {sum(e['flows_planned'] for e in reps)}"]
+            for _, key, digits in FCT_COLUMNS:
+                cells.append(_num(_mean([_small_fct(e) if key is None else e.get(key) for e in reps]), digits))
+            rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    head = ["point", "class", "CC", "completed"] + [c for c, _, _ in FCT_COLUMNS]
+    return ["", "Short flows per class (means over repetitions; FCT: the data phase; slowdown: FCT over the "
+            "base RTT plus the bytes on the wire at the rate, at least 1):", "",
+            "| " + " | ".join(head) + " |", "|---" * len(head) + "|", *rows]

@@ -1,0 +1,1 @@
+"""bbrlab's runs layer: running experiments: runner, suite, calibration, estimates, shards, merge, labs."""

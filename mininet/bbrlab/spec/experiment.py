@@ -1,0 +1,434 @@
+"""Experiment specs: read YAML, apply overrides, expand sweeps, validate into typed points.
+
+An experiment file is declarative. A list where the schema expects one value (a rate, a
+loss, a congestion control, ...) is a sweep axis; the grid is the cartesian product of
+all axes. Every grid point is validated before anything runs, and every error names the
+key that is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import traces, units
+from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
+from .flows import parse as _flows
+from .checks import check_keys as _check_keys
+from .checks import choice as _choice
+from .checks import count as _count
+from ..errors import SpecError, did_you_mean
+from .claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
+from .claims import parse as _claims
+from .link import (BUFFER_UNITS, DEFAULT_SHAPER, FRAME_BYTES, LINK_KEYS, LOSS_DIRECTIONS, MTU_BYTES,  # noqa: F401
+                   PAYLOAD_BYTES, SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
+from .link import parse as _link
+
+PACING_MODES = ("fq", "internal")
+
+PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
+              "link_fidelity", "buffer_rtt", "coexist_share",
+              "trace_replay", "aggregation_goodput", "jitter_goodput", "fct_cdf")
+
+# Set inside EVERY host namespace (per network namespace since Linux 4.15; txrehash since
+# 5.19): socket buffers large enough for 100 Mbit/s x 500 ms, no cached metrics, and no new
+# hash for a socket after a retransmission timeout. A new hash moves the flow to another
+# receiving CPU (links.steer_receive steers by it); measured in the VM, BBR at 15% random
+# loss (100 Mbit/s, 100 ms, 20 s) collapsed to 2.5-11 Mbit/s in 3 of 6 runs with the
+# kernel's default txrehash=1 and held 36-44 Mbit/s in 6 of 6 with 0.
+# SYNs cross the lossy data direction too: with the kernel's 6 retries a connection fails
+# when 7 SYNs in a row are lost, odds of 1 in 128 at 50% loss (measured: 1 point of the
+# 130 of bw-sweep, 100 kbit/s at 50%). 9 retries put those odds at 1 in 1024 (traffic.HANG_ODDS);
+# with loss_direction both a SYN-ACK can be lost too, and the grace counts that odds instead.
+DEFAULT_SYSCTLS = {
+    "net.ipv4.tcp_rmem": "4096 131072 134217728",
+    "net.ipv4.tcp_wmem": "4096 16384 134217728",
+    "net.ipv4.tcp_no_metrics_save": "1",
+    "net.core.txrehash": "0",
+    "net.ipv4.tcp_syn_retries": "9",
+}
+
+# Where a list means "sweep this": dotted paths, '*' matching a flow group index.
+SWEEPABLE = (
+    "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
+    "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval",
+    "link.delay_variation", "link.slot", "link.slot_max", "link.slot_packets", "link.slot_bytes", "link.slot_on",
+    "pacing",
+    "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
+    "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
+    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes",
+)
+TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
+            "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
+SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
+# What decides what a run measures. The other keys (title, description, plot, claims,
+# reference, notes, the quick profile once applied) judge or describe it: editing them
+# neither starts a new run nor leaves a finished one judged by yesterday's claims.
+MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed")
+PLOT_KEYS = {"kind", "title"}
+# `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
+# to the second number) as a claim whose interval straddles its bound needs (runner.py).
+AUTO_REPEAT = (3, 8)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    interval: float = 0.1  # ping and the bottleneck's queue (no process spawned per sample)
+    ss_interval: float = 0.5  # ss -tin per flow: one process per sample, costly under emulation
+    iperf_interval: float = 0.5
+    pcap: bool = False
+    link_pcap: bool = False  # frame headers as they leave the bottleneck: its rate over 100 ms windows
+    startup: float = 2.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One fully resolved run of an experiment (one grid point, one repetition)."""
+
+    experiment: str
+    params: dict  # axis label -> value as written, e.g. {"cc": "bbr"}
+    repetition: int
+    link: Link
+    pacing: str
+    flows: tuple[FlowGroup, ...]
+    sysctls: dict
+    sampling: Sampling
+
+    @property
+    def id(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.params.items()]
+        parts.append(f"rep{self.repetition}")
+        return re.sub(r"[^A-Za-z0-9=.,%_-]", "_", ",".join(parts))
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first start to the last configured end (size flows: unknown, 0)."""
+        ends = [0.0]
+        for group in self.flows:
+            if group.workload is not None:
+                wl = group.workload
+                if wl.duration is not None:
+                    ends.append(group.start + wl.duration)
+                else:  # one download after another: about each one's ideal time and the gap
+                    each = wl.gap + wl.sizes.mean * 8 / self.link.rate + 3 * (group.rtt or self.link.rtt)
+                    ends.append(group.start + wl.count * each)
+                continue
+            for i in range(group.count):
+                start = group.start + i * group.stagger
+                if group.until is not None:
+                    ends.append(group.until)
+                elif group.duration is not None:
+                    ends.append(start + group.duration)
+        return max(ends)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    description: str
+    source: str  # the YAML text after overrides, archived with the results
+    identity: str  # hash of what the points measure (see MEASURED_KEYS)
+    raw: dict
+    axes: dict  # label -> list of values
+    points: tuple[Point, ...]
+    plot_kind: str
+    plot_title: str | None
+    claims: tuple[Claim, ...]
+    reference: dict = field(default_factory=dict)
+    repeat: int = 1  # repetitions planned for every grid point (points holds them)
+    seed: int = 1
+    notes: tuple[str, ...] = ()  # where this testbed's kernel or emulator differs from the paper
+    repeat_max: int = 1  # repetitions a grid point may reach (repeat: auto); repeat when fixed
+
+    @property
+    def adaptive(self) -> bool:
+        """More repetitions may be added where a claim's interval straddles its bound."""
+        return self.repeat_max > self.repeat
+
+    @property
+    def every_point(self) -> tuple[Point, ...]:
+        """The planned points and every repetition `repeat: auto` may add, up to repeat_max."""
+        return self.points + tuple(replace(p, repetition=rep) for p in self.points
+                                   if p.repetition == self.repeat
+                                   for rep in range(self.repeat + 1, self.repeat_max + 1))
+
+
+def _repeat(value: Any) -> tuple[int, int]:
+    """`repeat`: a whole number (that many runs of every grid point), `auto`, or
+    {min: N, max: M}: N runs, and up to M where a claim cannot be decided. (planned, most)"""
+    if value == "auto":
+        return AUTO_REPEAT
+    if isinstance(value, dict):
+        _check_keys(value, {"min", "max"}, "repeat")
+        for key in ("min", "max"):
+            if key not in value:
+                raise SpecError(f"repeat.{key}: required (or give repeat: auto, {AUTO_REPEAT[0]} to {AUTO_REPEAT[1]})")
+        low = _count(value["min"], "repeat.min", minimum=2)  # an interval needs two runs
+        return low, _count(value["max"], "repeat.max", minimum=low)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"repeat: expected a whole number >= 1, auto, or {{min: N, max: M}}; got {value!r}")
+    return value, value
+
+
+def _sampling(raw: Any) -> Sampling:
+    raw = _check_keys(raw or {}, SAMPLING_KEYS, "sampling")
+    for flag in ("pcap", "link_pcap"):
+        if not isinstance(raw.get(flag, False), bool):
+            raise SpecError(f"sampling.{flag}: expected true or false, got {raw[flag]!r}")
+    sampling = Sampling(
+        interval=units.duration(raw.get("interval", "100ms"), "sampling.interval", allow_zero=False),
+        ss_interval=units.duration(raw.get("ss_interval", "500ms"), "sampling.ss_interval", allow_zero=False),
+        iperf_interval=units.duration(raw.get("iperf_interval", "500ms"), "sampling.iperf_interval",
+                                      allow_zero=False),
+        pcap=raw.get("pcap", False),
+        link_pcap=raw.get("link_pcap", False),
+        startup=units.duration(raw.get("startup", "2s"), "sampling.startup"),
+    )
+    if sampling.iperf_interval < 0.1:
+        raise SpecError("sampling.iperf_interval: iperf3 reports at most every 100ms")
+    return sampling
+
+
+def _sysctls(raw: Any) -> dict:
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise SpecError("sysctls: expected a mapping of sysctl name to value")
+    merged = dict(DEFAULT_SYSCTLS)
+    for name, value in raw.items():
+        if not re.fullmatch(r"net\.[a-z0-9_.]+", str(name)):
+            raise SpecError(f"sysctls.{name}: only per-namespace net.* sysctls can be set in hosts")
+        merged[name] = " ".join(str(value).split())
+    return merged
+
+
+def _axis_labels(raw: dict) -> list[str]:
+    """The labels the sweep axes of RAW get (as claims' `where` names them); no checks."""
+    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list)]
+    return list(_labels(paths).values())
+
+
+# ---------------------------------------------------------------- overrides and sweeps
+
+def _leaf_paths(raw: dict) -> list[str]:
+    """Concrete dotted paths of the sweepable leaves this spec has or could have."""
+    paths = [p for p in SWEEPABLE if not p.startswith("flows.")]
+    for i, _ in enumerate(raw.get("flows") or []):
+        paths += [p.replace("*", str(i)) for p in SWEEPABLE if p.startswith("flows.")]
+    return paths
+
+
+def resolve_key(raw: dict, key: str) -> str:
+    """Full dotted path for KEY: itself when it is a path, else a unique leaf name ('rate')."""
+    first = key.split(".")[0]
+    if first in TOP_KEYS and not (key == "cc" and "cc" not in raw):  # else `cc` is a flow group's
+        return key
+    matches = [p for p in _leaf_paths(raw) if p.endswith("." + key) or p == key]
+    if len(matches) > 1:
+        # 'rtt' means link.rtt unless a flow group sets its own rtt: prefer the one key present
+        present = [p for p in matches if _get(raw, p) is not None]
+        if len(present) == 1:
+            return present[0]
+        # 'loss' means link.loss when neither it nor a group's own loss is written
+        shared = [p for p in matches if not p.startswith("flows.")]
+        if not present and len(shared) == 1 and shared[0] != "cc":
+            return shared[0]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        leaves = sorted({p.rsplit(".", 1)[-1] for p in _leaf_paths(raw)})
+        raise SpecError(f"--set {key}: unknown key{did_you_mean(key, leaves)} "
+                        "(examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
+    raise SpecError(f"--set {key}: ambiguous, say one of {', '.join(matches)}")
+
+
+def set_path(raw: dict, path: str, value: Any) -> None:
+    node: Any = raw
+    parts = path.split(".")
+    for depth, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise SpecError(f"{here}: no such list entry")
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if part == "sysctls":
+                node = node.setdefault(part, {})
+                # sysctl names contain dots: the rest of the path is one key
+                node[".".join(parts[depth + 1:])] = value
+                return
+            node = node.setdefault(part, {})
+        else:
+            raise SpecError(f"{here}: cannot set inside a {type(node).__name__}")
+    last = parts[-1]
+    if isinstance(node, list):
+        if not last.isdigit() or int(last) >= len(node):
+            raise SpecError(f"{path}: no such list entry")
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise SpecError(f"{path}: cannot set inside a {type(node).__name__}")
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """'rate=20Mbit' -> ('rate', '20Mbit'); the value is read as YAML ('[bbr, cubic]' is a list)."""
+    if "=" not in text:
+        raise SpecError(f"--set {text}: expected key=value")
+    key, value = text.split("=", 1)
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _get(raw: dict, path: str) -> Any:
+    node: Any = raw
+    for part in path.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _notes(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(n, str) and n.strip() for n in items):
+        raise SpecError("notes: expected a text or a list of texts")
+    return tuple(" ".join(n.split()) for n in items)
+
+
+def _axes(raw: dict) -> dict[str, list]:
+    """Sweep axes: path -> list of values, in spec order."""
+    axes = {}
+    for path in _leaf_paths(raw):
+        value = _get(raw, path)
+        if isinstance(value, list):
+            if not value:
+                raise SpecError(f"{path}: an empty list sweeps nothing")
+            axes[path] = value
+    return axes
+
+
+def _labels(paths: list[str]) -> dict[str, str]:
+    """Short, unique axis labels: 'flows.0.cc' -> 'cc' unless two axes share the leaf name."""
+    leaf = [p.rsplit(".", 1)[-1] for p in paths]
+    return {p: (name if leaf.count(name) == 1 else p) for p, name in zip(paths, leaf)}
+
+
+def identity(raw: dict, name: str) -> str:
+    """A run's identity: the hash of what its points measure, blind to key order and to
+    the keys that only judge or describe it. Two specs with one identity measure the same."""
+    measured = {k: raw[k] for k in MEASURED_KEYS if k in raw}
+    if isinstance(measured.get("link"), dict) and "shaper" not in measured["link"]:
+        # the default shaper is part of what runs measure (runs made before link.shaper
+        # existed used htb and must not be resumed with another)
+        measured["link"] = dict(measured["link"], shaper=DEFAULT_SHAPER)
+    if isinstance(measured.get("link"), dict) and "trace" in measured["link"]:
+        # a trace is measured by what it holds, not by its path: the same path may hold another
+        named = measured["link"]["trace"]
+        measured["link"] = dict(measured["link"], trace_sha256=[traces.digest_of(t) for t in named]
+                                if isinstance(named, list) else traces.digest_of(named))
+    text = json.dumps({"name": name, **measured}, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_raw(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise SpecError(f"{path}: not valid YAML{where}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: expected a mapping at the top level")
+    return raw
+
+
+def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_name: str = "experiment") -> Experiment:
+    """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
+    raw = copy.deepcopy(raw)
+    _check_keys(raw, TOP_KEYS, "")
+    # a claim may select on an axis of the file even where --set or --quick fixed its value
+    file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
+    if quick:
+        profile = raw.get("quick") or {}
+        if not isinstance(profile, dict):
+            raise SpecError("quick: expected a mapping of key to value")
+        for key, value in profile.items():
+            set_path(raw, resolve_key(raw, str(key)), value)
+    for text in overrides:
+        key, value = parse_override(text)
+        set_path(raw, resolve_key(raw, key), value)
+    _check_keys(raw, TOP_KEYS, "")
+    if "link" not in raw or "flows" not in raw:
+        raise SpecError(f"{'link' if 'link' not in raw else 'flows'}: required")
+
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise SpecError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
+    plot = _check_keys(raw.get("plot") or {}, PLOT_KEYS, "plot")
+    plot_kind = _choice(plot.get("kind", "rtt_timeseries"), PLOT_KINDS, "plot.kind")
+    pacing_default = raw.get("pacing", "fq")
+    repeat, repeat_max = _repeat(raw.get("repeat", 1))
+    seed = raw.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SpecError(f"seed: expected a whole number, got {seed!r}")
+    sysctls = _sysctls(raw.get("sysctls"))
+    sampling = _sampling(raw.get("sampling"))
+
+    axes = _axes(raw)
+    labels = _labels(list(axes))
+    axes_labels = list(labels.values())
+    points = []
+    for combo in itertools.product(*axes.values()):
+        concrete = copy.deepcopy(raw)
+        for path, value in zip(axes, combo):
+            set_path(concrete, path, value)
+        params = {labels[p]: v for p, v in zip(axes, combo)}
+        link = _link(concrete["link"])
+        pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
+        flows = _flows(concrete["flows"], concrete.get("cc"))
+        for rep in range(1, repeat + 1):
+            points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
+    return Experiment(
+        name=name,
+        title=str(raw.get("title", name)),
+        description=str(raw.get("description", "")).strip(),
+        # Notes are commentary, not parameters: editing them must not stop a run resuming.
+        source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),
+        identity=identity(raw, name),
+        raw=raw,
+        axes={labels[p]: v for p, v in axes.items()},
+        points=tuple(points),
+        plot_kind=plot_kind,
+        plot_title=plot.get("title"),
+        claims=_claims(raw.get("claims"), tuple(dict.fromkeys([*CLAIM_FACTS, *axes_labels, *file_axes]))),
+        reference=raw.get("reference") or {},
+        repeat=repeat,
+        seed=seed,
+        notes=_notes(raw.get("notes")),
+        repeat_max=repeat_max,
+    )
+
+
+def load(path: Path, overrides: list[str] = (), quick: bool = False) -> Experiment:
+    return build(load_raw(path), overrides, quick, default_name=path.stem)

@@ -1,0 +1,85 @@
+"""Flow groups as an experiment file declares them (`flows:`), checked into FlowGroups.
+
+A group is `count` long flows (iperf3: each for a `duration`, `until` a time, or of a
+`size`), or a class of many short flows (`workload`, workload.py) sent by one program.
+Either may have its own base RTT (`rtt`), random loss on its own data direction (`loss`)
+and a name (`class`); a group that names no `cc` takes the experiment's top-level one.
+Every error names its key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import units
+from . import workload as workloads
+from .checks import check_keys as _check_keys
+from .checks import count as _count
+from ..errors import SpecError
+
+FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload"}
+# what a group of many short flows (`workload`) takes besides it: one sender sends them all
+WORKLOAD_FLOW_KEYS = {"cc", "start", "rtt", "loss", "class", "workload"}
+
+
+@dataclass(frozen=True)
+class FlowGroup:
+    cc: str
+    count: int = 1
+    start: float = 0.0
+    stagger: float = 0.0
+    duration: float | None = None
+    until: float | None = None
+    size: int | None = None
+    rtt: float | None = None
+    loss: float | None = None  # the group's own random loss on its data direction (else link.loss)
+    name: str | None = None  # the class's name in figures and reports (`class`)
+    workload: workloads.Workload | None = None  # many short flows (workload.py) instead of COUNT long ones
+
+
+def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SpecError("flows: expected a non-empty list of flow groups")
+    groups = []
+    for i, group in enumerate(raw):
+        key = f"flows.{i}"
+        group = _check_keys(group, FLOW_KEYS, key)
+        cc = group.get("cc", default_cc)
+        if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
+            where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
+            raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
+        name = group.get("class")
+        if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
+            raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
+        loss = units.fraction(group["loss"], f"{key}.loss") if group.get("loss") is not None else None
+        rtt = units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None
+        start = units.duration(group.get("start", "0s"), f"{key}.start")
+        if "workload" in group:
+            for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
+                raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
+                                f"are the workload's: {key}.workload)")
+            groups.append(FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name,
+                                    workload=workloads.parse(group["workload"], f"{key}.workload")))
+            continue
+        ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
+        if len(ends) != 1:
+            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'}), "
+                            "or a workload of short flows")
+        flow = FlowGroup(
+            cc=cc,
+            count=_count(group.get("count", 1), f"{key}.count"),
+            start=start,
+            stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
+            duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
+                      if group.get("duration") is not None else None),
+            until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
+            size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
+            rtt=rtt, loss=loss, name=name,
+        )
+        last_start = flow.start + (flow.count - 1) * flow.stagger
+        if flow.until is not None and flow.until <= last_start:
+            raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
+        groups.append(flow)
+    return tuple(groups)

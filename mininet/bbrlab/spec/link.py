@@ -1,0 +1,234 @@
+"""The bottleneck link of an experiment spec: `link:` read and checked into a typed Link.
+
+Rate, base RTT, buffer (packets, bytes or BDP multiples), random loss, the shaper's design
+and burst, rate changes, a Mahimahi trace, order-keeping delay variation and netem slots.
+Every error names the key that is wrong (spec.py reads the rest of the file).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import traces, units
+from .checks import check_keys as _check_keys
+from .checks import choice as _choice
+from .checks import count as _count
+from ..errors import SpecError
+
+MTU_BYTES = 1500
+FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
+PAYLOAD_BYTES = 1448  # TCP payload of a full segment (MSS with timestamps): 0.956 of a frame
+SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
+DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
+LOSS_DIRECTIONS = ("data", "both")
+LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
+             "shaper", "trace", "trace_interval", "delay_variation", "slot", "slot_max", "slot_packets",
+             "slot_bytes", "slot_on"}
+SLOT_KEYS = ("slot_max", "slot_packets", "slot_bytes", "slot_on")
+SLOT_DIRECTIONS = ("ack", "data")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """The bottleneck queue: packets, bytes, or a multiple of the BDP."""
+
+    value: float
+    unit: str  # "pkt", "bytes" or "bdp"
+
+    def packets(self, rate_bps: float, rtt_s: float) -> int:
+        if self.unit == "pkt":
+            return int(self.value)
+        # no clamping here: Link validation must see (and refuse) a buffer under 2 packets
+        if self.unit == "bdp":
+            return round(self.value * rate_bps * rtt_s / 8 / MTU_BYTES)
+        return int(self.value // MTU_BYTES)
+
+    def label(self) -> str:
+        return {"pkt": f"{self.value:g} pkt", "bdp": f"{self.value:g} BDP", "bytes": f"{self.value:g} B"}[self.unit]
+
+
+@dataclass(frozen=True)
+class RateChange:
+    at: float
+    rate: float
+
+
+@dataclass(frozen=True)
+class Slot:
+    """netem `slot` on one direction's delay line (aggregation as on wifi, cellular or
+    DOCSIS links): packets leave only while a slot is open; a slot closes after PACKETS
+    packets or BYTES bytes, and the next opens after a draw uniform in [MIN, MAX] s."""
+
+    on: str  # "ack": the receivers' ACKs; "data": the data after the bottleneck
+    min: float
+    max: float
+    packets: int | None = None
+    bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    rate: float
+    rtt: float
+    buffer: Buffer
+    loss: float = 0.0
+    loss_direction: str = "data"
+    jitter: float = 0.0
+    forward_share: float = 0.5
+    burst: int | None = None  # bytes, htb and tbf only; None = sized from the rate
+    burst_time: float | None = None  # or seconds at the rate (e.g. the guest's timer lateness)
+    changes: tuple[RateChange, ...] = ()
+    shaper: str = DEFAULT_SHAPER
+    # A Mahimahi trace replayed at the bottleneck (traces.py): its file, and how often the
+    # rate is updated. `rate` is then the trace's average (scaled to link.rate if given).
+    trace: str | None = None
+    trace_interval: float = 0.010
+    # Extra one-way delay on the data direction, uniform in [0, delay_variation], with the
+    # packets' order kept (topo.py): the base RTT stays the path's smallest RTT.
+    delay_variation: float = 0.0
+    slot: Slot | None = None
+
+    @property
+    def round_trip_loss(self) -> float:
+        """The odds that one exchange is lost: a segment, or with loss_direction `both`
+        also its answer (a SYN's SYN-ACK, a retransmission's ACK)."""
+        return 1 - (1 - self.loss) ** 2 if self.loss_direction == "both" else self.loss
+
+    @property
+    def buffer_packets(self) -> int:
+        return self.buffer.packets(self.rate, self.rtt)
+
+    @property
+    def bdp_packets(self) -> float:
+        return self.rate * self.rtt / 8 / MTU_BYTES
+
+    def full_buffer_seconds(self, rate_bps: float | None = None) -> float:
+        """How long a full bottleneck buffer takes to drain (at RATE_BPS, default the link's)."""
+        return self.buffer_packets * FRAME_BYTES * 8 / (rate_bps or self.rate)
+
+
+BUFFER_UNITS = "pkt, bdp, or bytes like 5000B/64KB"
+
+
+def _buffer(value: Any, key: str) -> Buffer:
+    text = str(value).strip().replace(" ", "")
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)(pkt|pkts|packets|bdp)", text, flags=re.IGNORECASE)
+    if match:
+        number, unit = float(match.group(1)), match.group(2).lower()
+        unit = "bdp" if unit == "bdp" else "pkt"
+        if number <= 0 or (unit == "pkt" and number != int(number)):
+            raise SpecError(f"{key}: buffer must be a positive packet count or BDP multiple, got {value!r}")
+        return Buffer(number, unit)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):
+        raise SpecError(f"{key}: {text} needs a unit ({BUFFER_UNITS})")
+    try:
+        return Buffer(float(units.size(value, key)), "bytes")
+    except SpecError:
+        raise SpecError(f"{key}: cannot read buffer {value!r} ({BUFFER_UNITS}; e.g. '175pkt', '5bdp', "
+                        "'256KB')") from None
+
+
+def _is_time(value: Any) -> bool:
+    """A burst given as time at the rate ('2ms') rather than bytes ('64KB')."""
+    return isinstance(value, str) and re.fullmatch(r"\s*[0-9.]+\s*(s|ms|us)\s*", value) is not None
+
+
+def _trace(raw: dict):
+    """(the trace link.trace names, read and checked, or None; link.trace_interval)."""
+    if "trace" not in raw:
+        if "trace_interval" in raw:
+            raise SpecError("link.trace_interval: only with link.trace")
+        return None, traces.DEFAULT_INTERVAL
+    if raw.get("changes"):
+        raise SpecError("link.changes: cannot be combined with link.trace (the trace sets the rate)")
+    interval = units.duration(raw.get("trace_interval", "10ms"), "link.trace_interval", allow_zero=False)
+    if not 0.001 <= interval <= 1.0 or abs(interval * 1000 - round(interval * 1000)) > 1e-6:
+        raise SpecError(f"link.trace_interval: expected a whole number of ms from 1ms to 1s, "
+                        f"got {raw['trace_interval']!r}")
+    path = traces.resolve(raw["trace"], "link.trace")
+    try:
+        return traces.load(path), interval
+    except SpecError as exc:
+        raise SpecError(f"link.trace: {exc}") from None
+
+
+def _burst(value: Any) -> tuple[int | None, float | None]:
+    """link.burst: 'auto', a size ('64KB') or a time at the rate ('2ms') -> (bytes, seconds)."""
+    if value == "auto":
+        return None, None
+    if _is_time(value):
+        return None, units.duration(value, "link.burst", allow_zero=False)
+    if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", str(value).strip()):
+        raise SpecError(f"link.burst: {value} needs a unit (bytes like {value}B/64KB, or a time at the rate "
+                        "like 2ms, or auto)")
+    return units.size(value, "link.burst"), None
+
+
+def _slot(raw: dict) -> Slot | None:
+    """link.slot (and its companions) -> Slot, or None without link.slot."""
+    if "slot" not in raw:
+        given = [k for k in SLOT_KEYS if k in raw]
+        if given:
+            raise SpecError(f"link.{given[0]}: only with link.slot (the shortest time between slots)")
+        return None
+    low = units.duration(raw["slot"], "link.slot", allow_zero=False)
+    high = units.duration(raw.get("slot_max", raw["slot"]), "link.slot_max", allow_zero=False)
+    if high < low:
+        raise SpecError(f"link.slot_max: {units.fmt_time(high)} is shorter than link.slot ({units.fmt_time(low)})")
+    packets = _count(raw["slot_packets"], "link.slot_packets") if "slot_packets" in raw else None
+    size = units.size(raw["slot_bytes"], "link.slot_bytes") if "slot_bytes" in raw else None
+    return Slot(_choice(raw.get("slot_on", "ack"), SLOT_DIRECTIONS, "link.slot_on"), low, high, packets, size)
+
+
+def parse(raw: Any) -> Link:
+    """`link:` of a concrete grid point (no sweep lists left) -> Link."""
+    raw = _check_keys(raw, LINK_KEYS, "link")
+    for required in ("rate", "rtt", "buffer"):
+        if required not in raw and not (required == "rate" and "trace" in raw):
+            raise SpecError(f"link.{required}: required")
+    trace, trace_interval = _trace(raw)
+    share = raw.get("forward_share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise SpecError(f"link.forward_share: expected a number between 0 and 1, got {share!r}")
+    changes = raw.get("changes") or []
+    if not isinstance(changes, list):
+        raise SpecError("link.changes: expected a list of {at, rate}")
+    steps = []
+    for i, change in enumerate(changes):
+        change = _check_keys(change, {"at", "rate"}, f"link.changes.{i}")
+        steps.append(RateChange(units.duration(change.get("at"), f"link.changes.{i}.at"),
+                                units.rate(change.get("rate"), f"link.changes.{i}.rate")))
+    burst = raw.get("burst", "auto")
+    burst_bytes, burst_time = _burst(burst)
+    link = Link(
+        rate=units.rate(raw["rate"], "link.rate") if "rate" in raw else trace.average_bps,
+        rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
+        buffer=_buffer(raw["buffer"], "link.buffer"),
+        loss=units.fraction(raw.get("loss", "0%"), "link.loss"),
+        loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
+        jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
+        forward_share=float(share),
+        burst=burst_bytes,
+        burst_time=burst_time,
+        changes=tuple(sorted(steps, key=lambda c: c.at)),
+        shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
+        trace=trace.path if trace else None,
+        trace_interval=trace_interval,
+        delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
+        slot=_slot(raw),
+    )
+    if link.jitter and link.delay_variation:
+        raise SpecError("link.delay_variation: give it or link.jitter, not both (jitter reorders packets, "
+                        "delay_variation keeps their order)")
+    if link.shaper == "netem" and "burst" in raw and burst != "auto":
+        raise SpecError("link.burst: netem's rate has no burst (it catches up after a late timer by itself); "
+                        "give link.shaper: htb or tbf to set one")
+    if link.buffer_packets < 2:
+        raise SpecError(f"link.buffer: {link.buffer.label()} is under 2 packets at this rate and RTT")
+    if link.jitter > link.rtt * link.forward_share + 1e-12:
+        # jitter is applied on the data direction, whose delay is rtt x forward_share
+        raise SpecError("link.jitter: must be at most the data direction's delay, link.rtt x "
+                        "link.forward_share (half of link.rtt by default; netem delay cannot go negative)")
+    return link

@@ -1,0 +1,1 @@
+"""bbrlab's store layer: the run directory: atomic writes, provenance."""

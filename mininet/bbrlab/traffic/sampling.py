@@ -1,0 +1,162 @@
+"""Samplers that watch a running point: ping RTT, ss -tin per sender, the bottleneck's
+backlog from tc, CPU utilization, and tcpdump when packets are asked for.
+
+Each sampler writes its tool's raw output to a file (parsed later by parsers.py), so a
+run keeps the evidence and metrics can be recomputed. The shell loop below is a fixed
+string; the values it needs (address, interval) are passed as arguments.
+
+Sampling must not load the emulator: under software virtualization starting one process
+costs ~0.1 s of CPU, so a 10 Hz loop of `date; tc; sleep` alone took most of two CPUs
+(measured). Hence: ONE long-lived `tc -batch` process answers every queue sample, the ss
+loop uses bash's own clock and sleep (one process per sample), and ss has its own,
+slower interval.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from ..emulation.topo import Plan
+
+# `read -t` on a pipe nobody writes to is a sleep without a process.
+SS_LOOP = ('exec 3<> <(:); while :; do echo "### $EPOCHREALTIME"; '
+           'ss -H -t -i -n state established dst "$1"; read -t "$2" -u 3 || :; done')
+
+
+class QueueSampler(threading.Thread):
+    """`tc -s -j qdisc show` of one device every INTERVAL, through one `tc -batch` process.
+
+    tc answers each command line with one JSON line when it reads it; the thread notes the
+    time of each request, and stop() writes `### <epoch>` + JSON blocks (what parsers.py reads).
+    """
+
+    def __init__(self, node, dev: str, path: Path, interval: float):
+        super().__init__(daemon=True)
+        self.node, self.dev, self.path, self.interval = node, dev, path, interval
+        self.times: list[float] = []
+        self._stop_event = threading.Event()
+        self._raw = path.with_suffix(".jsonl")
+        self._out = open(self._raw, "w")
+        self.proc = node.popen(["tc", "-s", "-j", "-force", "-batch", "-"], stdin=subprocess.PIPE,
+                               stdout=self._out, stderr=subprocess.DEVNULL, text=True)
+
+    def run(self) -> None:
+        command = f"qdisc show dev {self.dev}\n"
+        while not self._stop_event.is_set():
+            self.times.append(time.time())
+            try:
+                self.proc.stdin.write(command)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                self.times.pop()
+                return
+            self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=5)
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self._out.close()
+        answers = [line for line in self._raw.read_text().splitlines() if line.startswith("[")]
+        # One answer per request; a failed request (device gone) leaves none, so keep only
+        # what can be paired for sure.
+        pairs = zip(self.times, answers) if len(answers) == len(self.times) else []
+        with open(self.path, "w") as out:
+            for t, answer in pairs:
+                out.write(f"### {t:.6f}\n{answer}\n\n")
+        self._raw.unlink()
+
+
+class CpuSampler(threading.Thread):
+    """/proc/stat's cpu lines, all CPUs and each one (namespaces share the CPUs; packets
+    through veths are forwarded in softirq, often on one CPU, which can saturate alone)."""
+
+    def __init__(self, path: Path, interval: float = 0.5):
+        super().__init__(daemon=True)
+        self.path = path
+        self.interval = interval
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        with open(self.path, "w") as out:
+            while not self._stop_event.is_set():
+                with open("/proc/stat") as stat:
+                    cpus = "".join(line for line in stat if line.startswith("cpu"))
+                out.write(f"### {time.time():.6f}\n{cpus}")
+                out.flush()
+                self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=5)
+
+
+class Samplers:
+    """Start every sampler of a point; stop them all (always) at the end."""
+
+    def __init__(self, testbed, plan: Plan, raw_dir: Path, interval: float, ss_interval: float, pcap: bool,
+                 link_pcap: bool = False):
+        self.testbed = testbed
+        self.plan = plan
+        self.raw_dir = raw_dir
+        self.interval = interval
+        self.ss_interval = ss_interval
+        self.pcap = pcap
+        self.link_pcap = link_pcap
+        self.queue: QueueSampler | None = None
+        self.procs: list[subprocess.Popen] = []
+        self.files = []
+        self.cpu = CpuSampler(raw_dir / "cpu.txt")
+
+    def _spawn(self, host: str, argv: list[str], name: str) -> None:
+        out = open(self.raw_dir / name, "w")
+        self.files.append(out)
+        self.procs.append(self.testbed.node(host).popen(argv, stdout=out, stderr=subprocess.STDOUT))
+
+    def start(self) -> None:
+        interval = f"{self.interval:g}"
+        for group, sender, dst in self.plan.groups:
+            # One ping per flow group (same path) from its first sender: the RTT a packet
+            # sees through the shared bottleneck queue.
+            self._spawn(sender, ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
+        for flow in self.plan.flows:  # (short flows: too many and too short for ss)
+            self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
+                        f"ss-{flow.id}.txt")
+        bn = self.plan.bottleneck
+        self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
+                                  self.interval)
+        self.queue.start()
+        if self.pcap:
+            for rcv in sorted(h for h in self.plan.traffic_hosts() if h.startswith("rcv")):
+                self._spawn(rcv, ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",
+                                  str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
+        if self.link_pcap:
+            # on the bottleneck's own egress, a frame is stamped as the shaper hands it to
+            # the device: when the link sent it, before any receive-path delay (headers only)
+            self._spawn(bn.host, ["tcpdump", "-n", "-i", bn.name, "-Q", "out", "-s", "64", "-B", "16384", "-w",
+                                  str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log")
+        self.cpu.start()
+
+    def stop(self) -> None:
+        self.cpu.stop()
+        if self.queue is not None:
+            self.queue.stop()
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for f in self.files:
+            f.close()

@@ -1,0 +1,1 @@
+"""bbrlab's verdicts layer: claims and the references they compare with."""

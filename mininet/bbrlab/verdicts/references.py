@@ -1,0 +1,52 @@
+"""Published numbers an experiment is compared with, read from where they are kept.
+
+An experiment's `reference:` gives its numbers inline (`series: {cc: {loss %: goodput}}`)
+or names a CSV file the project does not copy (`csv:`, e.g. ReBBR's results, read by path:
+`$BBRLAB_REFERENCE` defaults to `shared/reference` beside the repository). The CSV has the
+columns congestion_control, loss_rate (a fraction) and goodput_Mbps, as ReBBR's do.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from ..spec import traces
+from ..errors import SpecError
+
+REFERENCE_VARIABLE = "BBRLAB_REFERENCE"
+DEFAULT_REFERENCE = traces.REPO.parent / "shared" / "reference"
+
+
+def csv_path(reference: dict) -> Path | None:
+    """The file `reference.csv` names ($BBRLAB_REFERENCE expanded), or None."""
+    if not reference.get("csv"):
+        return None
+    env = dict(os.environ)
+    env.setdefault(REFERENCE_VARIABLE, str(DEFAULT_REFERENCE))
+    return traces.resolve(reference["csv"], "reference.csv", env)
+
+
+def read_csv(path: Path) -> dict[str, dict[float, float]]:
+    """{cc: {loss in %: goodput in Mbit/s}} from a ReBBR-style CSV."""
+    out: dict[str, dict[float, float]] = {}
+    with open(path, newline="") as f:
+        for number, row in enumerate(csv.DictReader(f, skipinitialspace=True), start=2):
+            try:
+                cc = row["congestion_control"].strip()
+                out.setdefault(cc, {})[round(float(row["loss_rate"]) * 100, 6)] = float(row["goodput_Mbps"])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise SpecError(f"{path}:{number}: expected congestion_control, loss_rate, goodput_Mbps") from None
+    return out
+
+
+def series(reference: dict) -> dict:
+    """The reference's goodput by loss per CC: inline, or from its CSV when that file is
+    there ({} when it is not: the report then goes without the comparison)."""
+    if reference.get("series"):
+        return reference["series"]
+    path = csv_path(reference)
+    if path is None or not path.is_file():
+        return {}
+    return read_csv(path)

@@ -1,0 +1,115 @@
+"""The package's folders are its layers: no import runs from a lower layer to a higher one.
+
+The order is written here once. A module may import from its own layer and from any layer
+below it; `errors` and the package's `__init__` (its version) are the ground every layer
+stands on; `cli.py` and `__main__.py` sit on top and only parse and dispatch.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mininet" / "bbrlab"
+
+LAYERS = ("ground", "spec", "emulation", "traffic", "store", "analysis", "verdicts", "output", "runs", "top")
+GROUND = {"bbrlab", "bbrlab.errors"}
+TOP = {"bbrlab.cli", "bbrlab.__main__"}
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> str:
+    if module in GROUND:
+        return "ground"
+    if module in TOP:
+        return "top"
+    folder = module.split(".")[1]
+    if folder not in LAYERS:
+        raise AssertionError(f"{module}: not in a layer's folder (the layers: {', '.join(LAYERS[1:-1])})")
+    return folder
+
+
+def imports(path: Path, package: Path = PACKAGE) -> list[tuple[int, str]]:
+    """(line, module) for every bbrlab module PATH imports, at any depth of the file."""
+    name = module_name(path, package)
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "bbrlab"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(here[:len(here) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != "bbrlab":
+                continue
+            for alias in node.names:  # `from .x import y`: y is a module or a name in x
+                candidate = f"{base}.{alias.name}"
+                found.append((node.lineno, candidate if _is_module(candidate, package) else base))
+    return found
+
+
+def _is_module(dotted: str, package: Path) -> bool:
+    path = package.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def back_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import from a lower layer to a higher one, as 'file:line: A (layer) imports B (layer)'."""
+    wrong = []
+    for path in sorted(package.rglob("*.py")):
+        src = module_name(path, package)
+        for line, target in imports(path, package):
+            if LAYERS.index(layer_of(target)) > LAYERS.index(layer_of(src)):
+                wrong.append(f"{path.relative_to(package.parent)}:{line}: {src} ({layer_of(src)}) imports "
+                             f"{target} ({layer_of(target)})")
+    return wrong
+
+
+def test_every_module_sits_in_a_layer_folder():
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(module_name(path))
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
+    assert back_imports() == []
+
+
+def test_a_planted_back_import_is_found(tmp_path):
+    package = tmp_path / "bbrlab"
+    for folder in ("spec", "output"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "errors.py").write_text("")
+    (package / "output" / "plots.py").write_text("from ..spec import units\n")
+    (package / "spec" / "units.py").write_text("from ..errors import x\n\n\ndef f():\n    from ..output import plots\n")
+    assert back_imports(package) == ["bbrlab/spec/units.py:5: bbrlab.spec.units (spec) imports "
+                                     "bbrlab.output.plots (output)"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from . import claims", "bbrlab.verdicts.claims"),
+    ("from ..store.results import RunDir", "bbrlab.store.results"),
+    ("from .. import __version__", "bbrlab"),
+    ("import bbrlab.spec.units", "bbrlab.spec.units"),
+])
+def test_imports_are_resolved_to_modules(tmp_path, source, expected):
+    package = tmp_path / "bbrlab"
+    for folder in ("verdicts", "store", "spec"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "store" / "results.py").write_text("")
+    (package / "spec" / "units.py").write_text("")
+    (package / "verdicts" / "claims.py").write_text("")
+    (package / "verdicts" / "me.py").write_text(source + "\n")
+    assert imports(package / "verdicts" / "me.py", package) == [(1, expected)]
