@@ -286,11 +286,15 @@ def cmd_plot(args) -> int:
         judge = today
         reasons.append(f"with today's {today.name}.yaml")
     if first and not reasons:
+        if args.kind:
+            summary.draw_kind(rundir, judge, args.kind, formats)
         return _strict_status(args, verdict)
     if reasons:
         verdict = summary.rejudge(rundir, judge, "; ".join(reasons), formats)
     else:
         verdict = summary.redraw(rundir, ran, formats)
+    if args.kind:
+        summary.draw_kind(rundir, judge, args.kind, formats)
     return _strict_status(args, verdict)
 
 
@@ -447,6 +451,9 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     plot.add_argument("--format", default="png", help="the figure's formats, comma-separated: png, svg, pdf "
                       "(default: %(default)s; the first is printed)")
+    plot.add_argument("--kind", choices=spec.PLOT_KINDS, metavar="KIND",
+                      help="also draw the run as this plot kind, into NAME-KIND.png (one of: "
+                      + ", ".join(spec.PLOT_KINDS) + ")")
     plot.add_argument("--reanalyze", action="store_true",
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")

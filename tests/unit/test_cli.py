@@ -429,3 +429,17 @@ def test_a_hand_edited_spec_yaml_is_judged_beside_the_verdict_it_no_longer_match
     assert code == 3 and "re-judged (with the run's spec.yaml as edited since its verdict)" in err
     assert read_json(run.path / "verdict.json") == first
     assert read_json(run.path / "verdict-rejudged.json")["verdict"] == "not evaluated"
+
+
+def test_plot_kind_draws_any_registered_kind_and_names_missing_series(capsys, tmp_path, step_run):
+    _, rundir = _finished(step_run(tmp_path / "results"))
+    before = _stored(rundir)
+    code, out, _ = run_cli(capsys, "plot", str(rundir.path), "--kind", "throughput_timeseries")
+    assert code == 0 and f"figure: {rundir.path / 'step-throughput_timeseries.png'}" in out
+    assert (rundir.path / "step-throughput_timeseries.png").stat().st_size > 0 and _stored(rundir) == before
+    code, _, err = run_cli(capsys, "plot", str(rundir.path), "--kind", "fct_cdf")  # no short flows in a step run
+    assert code == 2 and "plot --kind fct_cdf:" in err and "lacks the series it draws" in err and "shortflows" in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exc:
+        run_cli(capsys, "plot", str(rundir.path), "--kind", "no_such_kind")
+    assert exc.value.code == 2

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab import cli
-from bbrlab.output import format_doc, plots
+from bbrlab.output import format_doc, plot_kinds
 from bbrlab.spec import experiment as spec, workload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def test_the_listed_default_is_the_one_applied(key):
 
 
 def test_plot_kinds_and_verdict_words_are_the_code_s():
-    assert tuple(format_doc.PLOT_KINDS) == spec.PLOT_KINDS == tuple(plots.KINDS)
+    assert tuple(format_doc.PLOT_KINDS) == spec.PLOT_KINDS == tuple(plot_kinds.PLOTS)
     source = (REPO / "mininet" / "bbrlab" / "verdicts" / "claims.py").read_text()
     assert set(re.findall(r'overall = "([a-z ]+)"', source)) == set(format_doc.VERDICTS)
 

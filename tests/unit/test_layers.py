@@ -1,4 +1,5 @@
-"""The package's folders are its layers: no import runs from a lower layer to a higher one.
+"""The package's folders are its layers: no import runs from a lower layer to a higher one,
+no imports close a circle, and no module uses another's private names.
 
 The order is written here once. A module may import from its own layer and from any layer
 below it; `errors` and the package's `__init__` (its version) are the ground every layer
@@ -74,6 +75,59 @@ def back_imports(package: Path = PACKAGE) -> list[str]:
     return wrong
 
 
+def circles(package: Path = PACKAGE) -> list[list[str]]:
+    """The import graph's circles (strongly connected sets of more than one module, or a
+    module importing itself), each sorted; imports inside functions count too."""
+    graph = {module_name(p, package): {t for _, t in imports(p, package)} for p in package.rglob("*.py")}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def private_uses(package: Path = PACKAGE) -> list[str]:
+    """'file:line: name' for every private name (one underscore) taken from another module."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        modules = set()  # local names bound to bbrlab modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("bbrlab")):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {alias.name}")
+                    modules.add(alias.asname or alias.name)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
 def test_every_module_sits_in_a_layer_folder():
     for path in PACKAGE.rglob("*.py"):
         layer_of(module_name(path))
@@ -81,6 +135,25 @@ def test_every_module_sits_in_a_layer_folder():
 
 def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
     assert back_imports() == []
+
+
+def test_no_imports_close_a_circle():
+    assert circles() == []
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert private_uses() == []
+
+
+def test_a_planted_circle_and_private_use_are_found(tmp_path):
+    package = tmp_path / "bbrlab"
+    (package / "output").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "output" / "__init__.py").write_text("")
+    (package / "output" / "plots.py").write_text("def f():\n    from . import plots_loss\n")
+    (package / "output" / "plots_loss.py").write_text("from .plots import _cc_of\nfrom . import plots\nplots._x\n")
+    assert circles(package) == [["bbrlab.output.plots", "bbrlab.output.plots_loss"]]
+    assert private_uses(package) == ["bbrlab/output/plots_loss.py:1: _cc_of", "bbrlab/output/plots_loss.py:3: plots._x"]
 
 
 def test_a_planted_back_import_is_found(tmp_path):

@@ -78,7 +78,7 @@ def test_a_sweep_marks_the_curves_the_emulator_could_not_be_trusted_with(tmp_pat
     untrusted = plots.untrusted_points(verdict)
     assert len(untrusted) == 3
     plt = plots._pyplot()
-    fig = plots.sweep_normalized(plt, exp, rundir, records, untrusted)
+    fig = plots_loss.sweep_normalized(plt, exp, rundir, records, untrusted)
     labels = {ax.get_title(): ax.get_legend_handles_labels()[1] for ax in fig.axes}
     plt.close(fig)
     assert labels["BBR"] == ["rate=1Mbit", "rate=10Mbit (emulator-limited)"]

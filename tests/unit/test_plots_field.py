@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import plots, plots_field
+from bbrlab.output import plot_kinds, plots, plots_field, plots_paper, style
 from bbrlab.spec import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.analysis import ware
@@ -63,7 +63,7 @@ def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
     assert curve[0][0] == pytest.approx(0.4) and curve[-1][0] == pytest.approx(20)
     assert curve[-1][1] == pytest.approx(ware.share(20, 10e6, 0.04, 30.0).bbr)
     plt = plots._pyplot()
-    fig = plots.KINDS["coexist_share"](plt, exp, rundir, records)
+    fig = plot_kinds.PLOTS["coexist_share"].draw(plt, exp, rundir, records)
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert any("Ware et al. model" in label for label in labels)
     assert any("IETF 101" in label for label in labels)
@@ -103,7 +103,7 @@ def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
             "flows": {"f1": {"cc": "cubic", "throughput": [[t, v * 0.9] for t, v in offered[::5]]}}})
     records = rundir.point_records()
     plt = plots._pyplot()
-    fig = plots.KINDS["trace_replay"](plt, exp, rundir, records)
+    fig = plot_kinds.PLOTS["trace_replay"].draw(plt, exp, rundir, records)
     titles = sorted(ax.get_title() for ax in fig.axes)
     assert len(titles) == 3 and all("delivered 0.98 of the trace, updates late p99 0.8 ms" in t for t in titles)
     assert any(t.startswith("trace_interval=1ms") for t in titles)
@@ -133,7 +133,7 @@ def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
     for rec in records:
         write_json(rundir.points_dir / rec["id"] / "series.json", {"flows": flows, "link_rate": [[0.0, 10.0]]})
     plt = plots._pyplot()
-    fig = plots.throughput_timeseries(plt, exp, rundir, [dict(records[0], metrics={"duration_s": 30.0})])
+    fig = plots_paper.throughput_timeseries(plt, exp, rundir, [dict(records[0], metrics={"duration_s": 30.0})])
     colors = [line.get_color() for line in fig.axes[0].get_lines()[:2]]
-    assert colors == [plots.style("bbr")["color"], plots.style("cubic")["color"]]
+    assert colors == [style.style("bbr")["color"], style.style("cubic")["color"]]
     plt.close(fig)

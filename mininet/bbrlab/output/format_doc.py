@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..spec import experiment as spec, units, workload
 from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
+from .plot_kinds import PLOTS
 
 REQUIRED = "required"
 
@@ -112,20 +113,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "notes": ("text or list of texts", "none", "where this kernel or emulator differs from the paper"),
 }
 
-PLOT_KINDS = {
-    "rtt_timeseries": "RTT over time of every point on one axis, and the RTT's CDF (figure 5)",
-    "throughput_timeseries": "each flow's throughput over time, Jain's fairness index below (figure 6)",
-    "loss_goodput": "goodput against random loss (log x) per congestion control, the ideal line (figure 8)",
-    "sweep_normalized": "goodput / rate against loss, one line per value of the other axis, per CC",
-    "rate_step": "delivered throughput against the bottleneck's configured rate steps, per CC",
-    "link_fidelity": "per configured rate, what the backlogged bottleneck sent against it",
-    "buffer_rtt": "median RTT (bar: p5-p95) against the buffer in BDPs, per CC",
-    "coexist_share": "each CC's share of the link against the buffer, the Ware et al. model beside it",
-    "trace_replay": "the rate a trace offered and what the bottleneck delivered, per update interval",
-    "aggregation_goodput": "goodput and median RTT against the base RTT per CC, one column per slotted direction",
-    "jitter_goodput": "goodput against the delay variation per CC and base RTT, the emulator's noise shaded",
-    "fct_cdf": "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
-}
+PLOT_KINDS = {name: kind.doc for name, kind in PLOTS.items()}
 
 VERDICTS = {
     "reproduced": "every evaluated claim holds",

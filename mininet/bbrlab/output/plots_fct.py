@@ -1,4 +1,4 @@
-"""Figures of short flows (fct.py), registered in plots.KINDS as `fct_cdf`.
+"""Figures of short flows (fct.py), registered in plot_kinds.PLOTS as `fct_cdf`.
 
 Left: the flow completion time's CDF per class and congestion control (every repetition's
 completed flows pooled; colour by CC as in every bbrlab figure, line style by class).
@@ -12,7 +12,7 @@ import statistics
 
 from ..verdicts import claims as claims_mod
 from ..spec.metric_names import FCT_BUCKETS
-from .plots import style
+from .style import style
 from ..store.results import RunDir
 
 CLASS_STYLES = ("-", "--", ":", "-.")

@@ -1,4 +1,4 @@
-"""Figures of the field experiments (docs/field.md), registered in plots.KINDS.
+"""Figures of the field experiments (docs/field.md), registered in plot_kinds.PLOTS.
 
 coexist_share: each congestion control's share of what was delivered against the
 bottleneck buffer (in BDPs), the Ware et al. model's prediction beside it, and any
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
-from .plots import style
+from .style import style
 from ..store.results import RunDir
 
 LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")

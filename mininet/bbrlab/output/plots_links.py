@@ -1,4 +1,4 @@
-"""Figures of the link-timing experiments, registered in plots.KINDS.
+"""Figures of the link-timing experiments, registered in plot_kinds.PLOTS.
 
 aggregation_goodput: goodput and median RTT against the base RTT, one line per congestion
 control (BBR with and without Linux's ACK-aggregation allowance, CUBIC), one column per
@@ -12,7 +12,7 @@ the senders saw in each panel's title (it must be zero).
 from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
-from .plots import style
+from .style import style
 from ..store.results import RunDir
 
 
@@ -34,7 +34,7 @@ def _errorbars(ax, points, cc: str, label_tail: str = "") -> None:
                 color=st["color"], marker=st["marker"], lw=1.6, capsize=3, label=st["label"] + label_tail)
 
 
-def _slot_on(record: dict) -> str:
+def slot_on(record: dict) -> str:
     slot = record["link"].get("slot")
     return slot["on"] if slot else "none"
 
@@ -49,10 +49,10 @@ def _slot_text(record: dict) -> str:
 
 
 def aggregation_goodput(plt, exp, rundir: RunDir, records: list[dict]):
-    columns = sorted({_slot_on(r) for r in records})
+    columns = sorted({slot_on(r) for r in records})
     fig, axes = plt.subplots(2, len(columns), figsize=(6.5 * len(columns) + 1, 8.5), sharex=True, squeeze=False)
     for col, on in enumerate(columns):
-        recs = [r for r in records if _slot_on(r) == on]
+        recs = [r for r in records if slot_on(r) == on]
         top, bottom = axes[0, col], axes[1, col]
         for cc, points in _by_cc(recs, lambda r: r["link"]["rtt"] * 1e3, "steady_goodput_mbps").items():
             _errorbars(top, points, cc)

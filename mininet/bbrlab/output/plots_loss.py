@@ -1,4 +1,4 @@
-"""Figures of the loss sweeps, registered in plots.KINDS.
+"""Figures of the loss sweeps, registered in plot_kinds.PLOTS.
 
 loss_goodput: figure 8's goodput against random loss (log x) per CC, BBR's own bandwidth
 estimate dashed, the ideal line bw x (1 - p), the Mathis et al. model and a reference's
@@ -13,14 +13,14 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import mathis
 from ..verdicts import references
-from .plots import _cc_of, style
+from .style import cc_of, style
 from ..store.results import RunDir
 
 
 def _loss_curves(records: list[dict], group_key: str | None):
     curves: dict = {}
     for rec in records:
-        key = (_cc_of(rec), rec["params"].get(group_key) if group_key else None)
+        key = (cc_of(rec), rec["params"].get(group_key) if group_key else None)
         curves.setdefault(key, []).append(rec)
     return curves
 
@@ -104,7 +104,7 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     """
     merged = claims_mod.average_repetitions(records)
     group_key = next((k for k in exp.axes if k not in ("loss", "cc")), None)
-    ccs = sorted({_cc_of(r) for r in merged})
+    ccs = sorted({cc_of(r) for r in merged})
     fig, axes = plt.subplots(1, len(ccs), figsize=(6.5 * len(ccs), 5.5), sharey=True, squeeze=False)
     cmap = plt.get_cmap("viridis")
     values = list(exp.axes.get(group_key, [None]))

@@ -11,7 +11,7 @@ emulator's own RTT noise (then no finding is read from the row).
 from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
-from .plots_links import _slot_on, noise_floor_ms
+from .plots_links import slot_on, noise_floor_ms
 
 
 def _mean(values: list) -> float | None:
@@ -35,7 +35,7 @@ def _rows(records: list[dict], key) -> dict:
 def aggregation_table(exp, records: list[dict]) -> list[str]:
     if exp.plot_kind != "aggregation_goodput" or not records:
         return []
-    rows = _rows(records, lambda r: (_slot_on(r), r["link"]["rtt"]))
+    rows = _rows(records, lambda r: (slot_on(r), r["link"]["rtt"]))
     ccs = sorted({cc for by_cc in rows.values() for cc in by_cc})
     head = (["slots on", "base RTT (ms)"] + [f"{cc} goodput (Mbit/s)" for cc in ccs]
             + [f"{cc} median RTT (ms)" for cc in ccs]

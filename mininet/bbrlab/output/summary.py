@@ -150,6 +150,20 @@ def rejudge(rundir: RunDir, exp: Experiment, why: str, formats: tuple[str, ...] 
     return _show(v, figure)
 
 
+def draw_kind(rundir: RunDir, exp: Experiment, kind: str, formats: tuple[str, ...] = ("png",)) -> Path:
+    """Draw RUNDIR as plot kind KIND (any registered kind, not only the experiment's own),
+    with the verdict as it stands today, into NAME-KIND.png beside the run's figure."""
+    records = rundir.point_records()
+    missing = plots.missing_series(kind, rundir, records)
+    if missing:
+        raise BbrlabError(f"plot --kind {kind}: {rundir.path} lacks the series it draws "
+                          f"({', '.join(missing[:3])}{' …' if len(missing) > 3 else ''})")
+    verdict = current_verdict(rundir, exp.name)[0]
+    figure = plots.draw(exp, rundir, records, verdict, name=f"{exp.name}-{kind}", formats=formats, kind=kind)
+    print(f"figure: {figure}")
+    return figure
+
+
 def judging_specs(rundir: RunDir, folder: Path) -> tuple[Experiment, Experiment | None]:
     """(the spec RUNDIR ran with, from its spec.yaml; today's experiment file in FOLDER or its quick
     profile when that measures what the run measured, else None: a --set run, or a file

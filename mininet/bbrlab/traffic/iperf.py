@@ -111,7 +111,7 @@ class FlowRun:
     files: list = field(default_factory=list)
 
 
-def _wait_listening(node, port: int, deadline: float) -> None:
+def wait_listening(node, port: int, deadline: float) -> None:
     while time.monotonic() < deadline:
         out = run(node, ["ss", "-H", "-l", "-t", "-n", "sport", "=", f":{port}"], check=False)
         if out.strip():
@@ -141,7 +141,7 @@ class Traffic:
             fr.server = node.popen(server_argv(fr.flow), stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for fr in self.runs:
-            _wait_listening(self.testbed.node(fr.flow.receiver), fr.flow.port, deadline)
+            wait_listening(self.testbed.node(fr.flow.receiver), fr.flow.port, deadline)
 
     def run(self, t0: float) -> None:
         """Launch clients at t0 + start (t0 on the monotonic clock); fire events; wait for the end."""

@@ -24,7 +24,7 @@ from . import shortflows
 from ..spec import workload
 from ..errors import TestbedError
 from ..emulation.topo import DATA_PORTS, Plan
-from .iperf import LISTEN_TIMEOUT, stop_processes, _wait_listening
+from .iperf import LISTEN_TIMEOUT, stop_processes, wait_listening
 
 PROGRAM = Path(shortflows.__file__).resolve()
 # More lead before time zero with short flows: a Python program takes 0.3-1 s to start in a
@@ -69,7 +69,7 @@ class ShortFlows:
                                           f"shortflows-sink-{rcv}.jsonl", f"shortflows-sink-{rcv}.log"))
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for rcv in receivers:
-            _wait_listening(self.testbed.node(rcv), workload.SINK_PORT, deadline)
+            wait_listening(self.testbed.node(rcv), workload.SINK_PORT, deadline)
 
     def write_schedules(self) -> list[Path]:
         paths = []

@@ -1,0 +1,194 @@
+"""The 2016 paper's figures and the emulator's own: RTT over time (figure 5), throughput over
+time (figure 6), rate steps, RTT against the buffer, and the link's fidelity. Registered in
+plot_kinds.PLOTS."""
+
+from __future__ import annotations
+
+from ..verdicts import claims as claims_mod
+from ..store.results import RunDir
+from .style import cc_of, point_label, rate_line, style
+
+
+def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
+    fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
+    base = records[0]["metrics"]["base_rtt_ms"]
+    medians: dict[str, list[float]] = {}  # per CC, each repetition's median RTT in run order
+    for rec in sorted(records, key=lambda r: r.get("repetition", 1)):
+        medians.setdefault(point_label(rec, {"cc"}), []).append(rec["metrics"].get("rtt_p50_ms", float("nan")))
+    labelled = set()
+    for rec in sorted(records, key=lambda r: (cc_of(r), r["id"])):
+        series = rundir.series(rec["id"])
+        st = style(cc_of(rec))
+        label = point_label(rec, {"cc"})
+        # one legend entry per CC (the CDF's colours are the same), naming each run's median
+        runs = medians[label]
+        line = None
+        if label not in labelled:
+            line = (f"{label}: median RTT {runs[0]:.0f} ms" if len(runs) == 1 else
+                    f"{label}, {len(runs)} runs: median RTT {', '.join(f'{m:.0f}' for m in runs)} ms")
+        labelled.add(label)
+        for name, pts in series["rtt"].items():
+            pts = [(t, v) for t, v in pts if t >= 0]
+            if not pts:
+                continue
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.0, label=line)
+            values = sorted(v for _, v in pts)
+            cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6)
+            line = None
+    ax.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
+    cdf.axvline(base, color="black", ls="--", lw=1)
+    full = records[0]["metrics"].get("full_buffer_rtt_ms")
+    if full:  # where a buffer-filling sender ends up
+        ax.axhline(full, color="grey", ls=":", lw=1.2, label=f"RTT behind a full buffer {full:.0f} ms")
+        cdf.axvline(full, color="grey", ls=":", lw=1.2)
+    ax.set_xlabel("time since flow start (s)")
+    ax.set_ylabel("RTT (ms, ping every 100 ms)")
+    ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], (full or 0) * 1.15))
+    ax.legend(loc="upper right", fontsize=8)
+    cdf.set_xlabel("RTT (ms)")
+    cdf.set_ylabel("CDF")
+    cdf.set_ylim(0, 1.01)  # no legend of its own: a CDF's axis ends at 1
+    return fig
+
+
+def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 6: per-flow throughput over time, with Jain's fairness index below."""
+    rec = records[0]
+    series = rundir.series(rec["id"])
+    fig, (ax, jx) = plt.subplots(2, 1, figsize=(12, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    cmap = plt.get_cmap("tab10")
+    mixed = len({flow["cc"] for flow in series["flows"].values()}) > 1  # classes: coloured by CC
+    for i, (fid, flow) in enumerate(series["flows"].items()):
+        pts = flow["throughput"]
+        color = style(flow["cc"])["color"] if mixed else cmap(i % 10)
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=color, lw=1.2,
+                label=f"flow {i + 1} ({style(flow['cc'])['label']}, starts {flow['start']:.0f} s)")
+    rate_line(ax, series, rec["metrics"]["duration_s"], "bottleneck rate", lw=1)
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize=8, ncol=2)
+    if series.get("jain"):
+        jx.plot([t for t, _ in series["jain"]], [v for _, v in series["jain"]], color="black", lw=1.2)
+    jx.set_ylim(0, 1.05)
+    jx.set_ylabel("Jain index")
+    jx.set_xlabel("time since first flow start (s)")
+    return fig
+
+
+def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
+    """The emulator alone, per configured rate: what the backlogged bottleneck sent, its
+    highest 100 ms rate, one CUBIC flow's efficiency and BBR's own estimate, each against
+    the target it must meet; and, below, what the link sent over time at the top rate."""
+    merged = sorted(claims_mod.average_repetitions(records), key=lambda r: r["link"]["rate"])
+    fig, (ax, tx) = plt.subplots(2, 1, figsize=(12, 8.4), gridspec_kw={"height_ratios": [3, 2]})
+    rates = sorted({r["link"]["rate"] / 1e6 for r in merged})
+    measures = (  # metric, CC whose points measure it, label, colour, marker
+        ("link_delivery", "cubic", "backlogged link sent / rate", "tab:grey", "s"),
+        ("link_peak_beyond_pause", None, "peak 100 ms rate beyond a pause's catch-up / rate", "tab:purple", "^"),
+        ("link_peak_ratio", None, "peak 100 ms rate / rate, catch-up included", "plum", "v"),
+        ("steady_link_efficiency", "cubic", "CUBIC goodput / payload capacity", style("cubic")["color"], "o"),
+        ("bbr_bw_ratio", "bbr", "BBR's median bw estimate / rate", style("bbr")["color"], "D"),
+    )
+    for metric, cc, label, color, marker in measures:
+        # the bounds the experiment's claims set on the metric (none: informative)
+        claim = next((c for c in exp.claims if c.metric == metric), None)
+        bounds = tuple(b for b in ((claim.min, claim.max) if claim else ()) if b is not None)
+        label += " (" + (" to ".join(f"{b:g}" for b in bounds) if len(bounds) == 2 else
+                         f"{'>=' if claim.min is not None else '<='} {bounds[0]:g}" if bounds else "informative") + ")"
+        pts = [(r["link"]["rate"] / 1e6, r["metrics"][metric]) for r in merged
+               if r["metrics"].get(metric) is not None and (cc is None or cc_of(r) == cc)]
+        if not pts:
+            continue
+        worst = {}
+        # one marker per rate: the worst point (the lowest against a floor, the highest
+        # against a ceiling or none, the farthest from 1 against both)
+        pick = ((lambda a, b: max(a, b, key=lambda v: abs(v - 1))) if len(bounds) == 2
+                else min if claim is not None and claim.max is None else max)
+        for x, y in pts:
+            worst[x] = y if x not in worst else pick(worst[x], y)
+        xs = sorted(worst)
+        ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4 if bounds else 1, label=label,
+                ls="-" if bounds else "--")
+        for bound in bounds:
+            ax.axhline(bound, color=color, ls=":", lw=1)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xticks(rates, [f"{x:g}" for x in rates])
+    ax.set_xlabel("configured bottleneck rate (Mbit/s)")
+    ax.set_ylabel("ratio (dotted: each target)")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    top = [r for r in merged if r["link"]["rate"] / 1e6 == rates[-1] and cc_of(r) == "cubic"] or merged[-1:]
+    series, m = rundir.series(top[0]["id"]), top[0]["metrics"]
+    sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
+    tx.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.8,
+            label="bottleneck sent (its byte counter, per sample)")
+    for flow in series["flows"].values():
+        pts = flow["throughput"]
+        tx.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
+                label=f"{style(flow['cc'])['label']} goodput (receiver, per iperf3 interval)")
+    rate_line(tx, series, m["duration_s"], f"configured rate {rates[-1]:g} Mbit/s")
+    tx.axhline(m["payload_capacity_mbps"], color="black", ls=":", lw=1.2,
+               label=f"payload capacity {m['payload_capacity_mbps']:.1f} Mbit/s (1448 B in 1514 B frames)")
+    tx.set_ylabel("throughput (Mbit/s)")
+    tx.set_xlabel("time since flow start (s)")
+    tx.set_ylim(bottom=0, top=max(tx.get_ylim()[1], m["link_mbps"] * 1.15))
+    tx.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.subplots_adjust(right=0.64, hspace=0.3)
+    return fig
+
+
+def buffer_rtt(plt, exp, rundir: RunDir, records: list[dict]):
+    """Figure 5's point as a sweep: median RTT (bar: p5-p95) against the buffer, per CC,
+    with the base RTT and the RTT behind a full buffer."""
+    merged = claims_mod.average_repetitions(records)
+    fig, ax = plt.subplots(figsize=(11, 6))
+    base = merged[0]["metrics"]["base_rtt_ms"]
+    full = sorted((r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"], r["metrics"]["full_buffer_rtt_ms"])
+                  for r in merged)
+    for cc in sorted({cc_of(r) for r in merged}):
+        recs = sorted((r for r in merged if cc_of(r) == cc), key=lambda r: r["metrics"]["buffer_pkts"])
+        xs = [r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"] for r in recs]
+        med = [r["metrics"]["rtt_p50_ms"] for r in recs]
+        lo = [m - r["metrics"].get("rtt_p5_ms", m) for m, r in zip(med, recs)]
+        hi = [r["metrics"].get("rtt_p95_ms", m) - m for m, r in zip(med, recs)]
+        st = style(cc)
+        ax.errorbar(xs, med, yerr=[[max(0, v) for v in lo], [max(0, v) for v in hi]], color=st["color"],
+                    marker=st["marker"], lw=1.6, capsize=3, label=f"{st['label']} median RTT while the flow ran (bar: p5-p95)")
+    ax.plot([x for x, _ in full], [y for _, y in full], color="grey", ls="--", lw=1,
+            label="RTT behind a full buffer")
+    ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
+    ax.axhline(2 * base, color="black", ls="-.", lw=0.8, label="2 x base RTT (BBR v1's 2-BDP cap, informative)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = sorted({round(x, 1) for x, _ in full})
+    ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("bottleneck buffer (BDP)")
+    ax.set_ylabel("RTT (ms)")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def _adapt_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "does not reach 85% of every new rate"
+    return f"reaches 85% of each new rate, as the link sent it, within {seconds:.1f} s"
+
+
+def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
+    """Bandwidth steps: delivered throughput against the configured rate, per CC."""
+    fig, ax = plt.subplots(figsize=(12, 5.5))
+    for rec in sorted(records, key=cc_of):
+        series = rundir.series(rec["id"])
+        st = style(cc_of(rec))
+        for flow in series["flows"].values():
+            pts = flow["throughput"]
+            ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.4,
+                    label=f"{point_label(rec, {'cc'})} goodput ({_adapt_text(rec['metrics'].get('adapt_time_max_s'))})")
+    rate_line(ax, rundir.series(records[0]["id"]), records[0]["metrics"]["duration_s"], "bottleneck rate")
+    ax.set_xlabel("time since flow start (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize=8)
+    return fig

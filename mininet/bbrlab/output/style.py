@@ -1,0 +1,44 @@
+"""One style table: every congestion control has the same colour, marker and label in every
+figure; and the small helpers every plot kind shares (a point's CC, its legend label, the
+configured rate drawn as a step)."""
+
+from __future__ import annotations
+
+STYLE = {
+    "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
+    "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},
+    "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
+    "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
+    "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},
+    "vegas": {"color": "#8c564b", "marker": "D", "label": "Vegas"},
+    "westwood": {"color": "#e377c2", "marker": "P", "label": "Westwood"},
+    "htcp": {"color": "#7f7f7f", "marker": "X", "label": "H-TCP"},
+    "illinois": {"color": "#bcbd22", "marker": "*", "label": "Illinois"},
+    "hybla": {"color": "#bcbd22", "marker": "h", "label": "Hybla"},
+}
+EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
+
+
+def style(cc: str) -> dict:
+    if cc in STYLE:
+        return STYLE[cc]
+    color = EXTRA_COLORS[sum(map(ord, cc)) % len(EXTRA_COLORS)]
+    return {"color": color, "marker": "o", "label": cc}
+
+
+def cc_of(record: dict) -> str:
+    ccs = sorted({g["cc"] for g in record["flows"]})
+    return ccs[0] if len(ccs) == 1 else "+".join(ccs)
+
+
+def point_label(record: dict, axes_shown: set) -> str:
+    extra = ", ".join(f"{k}={v}" for k, v in record["params"].items() if k not in axes_shown)
+    name = style(cc_of(record))["label"]
+    return f"{name} ({extra})" if extra else name
+
+
+def rate_line(ax, series: dict, end: float, label: str, lw: float = 1.2) -> None:
+    """The configured bottleneck rate over time, held until END, as a dashed step."""
+    steps = series["link_rate"]
+    ax.step([t for t, _ in steps] + [end], [v for _, v in steps] + [steps[-1][1]], where="post",
+            color="black", ls="--", lw=lw, label=label)
