@@ -101,7 +101,8 @@ dispatch() {
         *:plot) args=("${results[@]}" plot --experiment "$experiment" "${plot_opts[@]}") ;;
         suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
         *:all) args=("${results[@]}" run "$experiment" "${opts[@]}" "${run_opts[@]}") ;;
-        *) args=("${results[@]}" run "$experiment" --only "cc=$action" "${opts[@]}" "${run_opts[@]}") ;;
+        # a CC's action: bbrlab run checks it against --only cc=... and --set cc=... (--action)
+        *) args=("${results[@]}" run "$experiment" --action "$action" "${opts[@]}" "${run_opts[@]}") ;;
     esac
     if ((dry_run)); then
         args+=(--dry-run)

@@ -15,9 +15,12 @@ from pathlib import Path
 from .spec import experiment as spec
 from .errors import BbrlabError, SpecError, did_you_mean
 from .store.metadata import REPO
-from .spec.selection import parse_only, select
+from .spec.root import require
+from .spec import claim_points
+from .spec.catalog import by_name, refuse_namesakes
+from .spec.selection import parse_only, select, with_action
 
-EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+EXPERIMENTS = REPO / "experiments"
 EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
               "every host; `bbrlab merge` combines the shards' runs")
@@ -29,7 +32,7 @@ def experiment_path(name: str) -> Path:
         if not candidate.is_file():
             raise SpecError(f"{name}: no such experiment file")
         return candidate
-    path = EXPERIMENTS / f"{name}.yaml"
+    path = require(EXPERIMENTS) / f"{name}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in EXPERIMENTS.glob("*.yaml"))
         raise SpecError(f"unknown experiment {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})")
@@ -37,7 +40,10 @@ def experiment_path(name: str) -> Path:
 
 
 def _load(args) -> spec.Experiment:
-    return spec.load(experiment_path(args.experiment), args.set or [], quick=args.quick)
+    path = experiment_path(args.experiment)
+    exp = spec.load(path, args.set or [], quick=args.quick)
+    refuse_namesakes(path, exp.name, EXPERIMENTS)  # two files of one name: one results folder
+    return exp
 
 
 def _preflight(points: list[spec.Point]) -> None:
@@ -45,7 +51,8 @@ def _preflight(points: list[spec.Point]) -> None:
     from .emulation import preflight
 
     preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
-                    pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points))
+                    pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points),
+                    aqms={p.link.aqm.kind for p in points} - {"fifo"})
 
 
 def repetitions(exp: spec.Experiment) -> str:
@@ -56,9 +63,14 @@ def repetitions(exp: spec.Experiment) -> str:
 def cmd_list(args) -> int:
     from .runs.estimate import measured_overhead
 
+    names = by_name(require(EXPERIMENTS))
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
             exp = spec.load(path)
+            shared = [p.name for p in names.get(exp.name, []) if p != path]
+            if shared:  # their runs would share one results folder
+                print(f"{path.stem:16s} SAME NAME {exp.name} as {', '.join(shared)}: their runs would share "
+                      f"results/{exp.name}/")
             secs = sum(p.duration for p in exp.points)
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
             cost = measured_overhead(Path(args.results), exp.name)
@@ -83,7 +95,7 @@ def _shard(args, points: list[spec.Point]) -> dict | None:
 
 def cmd_run(args) -> int:
     exp = _load(args)
-    only = parse_only(args.only)
+    only = with_action(exp, parse_only(args.only), args.action, args.set)
     subset = select(exp, only) if only else list(exp.points)
     part = _shard(args, list(exp.points))
     if part is not None:
@@ -93,7 +105,7 @@ def cmd_run(args) -> int:
             return 0
         from .runs import suite
 
-        done = suite.state(exp, Path(args.results), not args.fresh, part)[1]
+        done = suite.state(exp, Path(args.results), not args.fresh, part, here=not args.dry_run)[1]
         if done is not None and not args.dry_run:  # a shard, like a suite's experiment, runs once
             print(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)", file=sys.stderr)
             print(f"results: {done.path}")
@@ -101,12 +113,13 @@ def cmd_run(args) -> int:
     if args.dry_run:
         from .emulation.topo import build_plan, describe
 
-        chosen = f" ({len(subset)} chosen by --only)" if only else ""
+        by = " and ".join(([f"the action {args.action}"] if args.action else []) + (["--only"] if args.only else []))
+        chosen = f" ({len(subset)} chosen by {by})" if only else ""
         print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
         from .runs.estimate import lines
 
-        print("\n".join(lines(exp, subset, Path(args.results), part)))
+        print("\n".join(lines(exp, subset, Path(args.results), part) + claim_points.lines(exp.claims, subset)))
         seen = set()
         for point in subset:
             plan = build_plan(point)
@@ -137,7 +150,7 @@ def cmd_run(args) -> int:
 def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
     from .runs import suite
 
-    return suite.experiments(EXPERIMENTS, quick)
+    return suite.experiments(require(EXPERIMENTS), quick)
 
 
 def cmd_suite(args) -> int:
@@ -231,13 +244,21 @@ def cmd_suite(args) -> int:
 
 def cmd_merge(args) -> int:
     from .runs import merge
+    from .store.results import read_json
 
     runs, errors = merge.merge_all([Path(d) for d in args.dirs], Path(args.into or args.results), sys.argv[1:])
     for rundir in runs:
         print(f"results: {rundir.path}")
     for error in errors:
         print(f"bbrlab: merge: {error}", file=sys.stderr)
-    return EXIT_ERROR if errors else 0
+    if errors:
+        return EXIT_ERROR
+    incomplete = [r for r in runs if read_json(r.path / "run.json").get("status") != "complete"]
+    if incomplete and not args.partial:  # what is missing was said above
+        print(f"bbrlab: merge: incomplete: {', '.join(str(r.path) for r in incomplete)} (--partial accepts that)",
+              file=sys.stderr)
+        return EXIT_REJECTED
+    return 0
 
 
 def cmd_report(args) -> int:
@@ -324,7 +345,7 @@ def _strict_status(args, verdict: dict) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    points = spec.load(EXPERIMENTS / "fidelity.yaml", args.set or [], quick=args.quick).points
+    points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", args.set or [], quick=args.quick).points
     _preflight(list(points))
     from .runs import calibrate
 
@@ -346,13 +367,14 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
 
 
 def cmd_export(args) -> int:
-    from .output import export
+    from .output import export, flent
     from .store.results import RunDir
 
-    if args.format != "csv":
-        raise SpecError(f"--format {args.format}: only csv is written")
+    writers = {"csv": export.export, "flent": flent.export}
+    if args.format not in writers:
+        raise SpecError(f"--format {args.format}: only csv is written (tables), or flent (a data file per point)")
     runs = [RunDir.open(Path(d)) for d in args.runs]
-    for path in export.export(runs, Path(args.out)):
+    for path in writers[args.format](runs, export.folder(Path(args.out))):
         print(path)
     return 0
 
@@ -362,11 +384,12 @@ def cmd_compare(args) -> int:
     from .store.results import RunDir
 
     a, b = RunDir.open(Path(args.a)), RunDir.open(Path(args.b))
+    figure = compare.figure_path(a, b, args.out)
     metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
     print("\n".join(compare.table(a, b, metrics)))
     pairs = compare.matched(a, b)[0]
     if pairs:
-        print(f"figure: {plots.overlay(a, b, pairs, Path(args.out))}")
+        print(f"figure: {plots.overlay(a, b, pairs, figure)}")
     return 0
 
 
@@ -443,6 +466,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
     run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
     run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
+    run.add_argument("--action", help=argparse.SUPPRESS)  # a figure script's CC action: figure5.sh bbr
     run.set_defaults(func=cmd_run)
     plot = command("plot", help="redraw figure and verdict from a results directory")
     plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
@@ -470,6 +494,8 @@ def parser() -> argparse.ArgumentParser:
     merging.add_argument("dirs", nargs="+", metavar="DIR", help="shards' run directories, or results "
                          "roots holding them (each root: the newest shard runs of each experiment)")
     merging.add_argument("--into", help="results root of the merged runs (default: --results)")
+    merging.add_argument("--partial", action="store_true", help="exit 0 when a merged run is incomplete "
+                         "(a shard missing, or repeat: auto undecided); without it, exit 1")
     merging.set_defaults(func=cmd_merge)
     rep = command("report", help="write the one-page report from the latest run of each experiment")
     rep.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="only these experiments: names in "
@@ -483,11 +509,12 @@ def parser() -> argparse.ArgumentParser:
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
     cal.set_defaults(func=cmd_calibrate)
     exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
-                        "series in long format (numbers in SI units)")
+                        "series in long format (numbers in SI units); or flent data files")
     exporting.add_argument("runs", nargs="+", metavar="RUN", help="results directories (results/NAME/STAMP)")
-    exporting.add_argument("--format", default="csv", help="csv (the only one)")
+    exporting.add_argument("--format", default="csv", help="csv (default), or flent: one .flent.gz per point "
+                           "that flent plots as its tcp_nup test (flent -i FILE -p totals)")
     exporting.add_argument("--out", default="export", help="directory for points.csv, flows.csv, series.csv "
-                           "(default: %(default)s)")
+                           "or the .flent.gz files (default: %(default)s)")
     exporting.set_defaults(func=cmd_export)
     comparing = command("compare", help="two runs side by side: metric deltas per matching point, and "
                         "an overlay figure of their RTT and goodput")
@@ -495,7 +522,8 @@ def parser() -> argparse.ArgumentParser:
     comparing.add_argument("b", metavar="B", help="results directory of the second run")
     comparing.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
                            "goodput, utilization, RTT p50/p95, queue, retransmits, fairness, link busy)")
-    comparing.add_argument("--out", default="compare.png", help="the overlay figure (default: %(default)s)")
+    comparing.add_argument("--out", help="the overlay figure: .png, .svg or .pdf (default: beside run A, "
+                           "results/NAME/compare-A-vs-B.png)")
     comparing.set_defaults(func=cmd_compare)
     labs = command("lab", help="the course lab kit (labs/): list the labs, check a student's runs")
     lab_sub = labs.add_subparsers(dest="lab_command", required=True)
@@ -525,3 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bbrlab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+
+
+def console() -> None:
+    """The `bbrlab` command (`python3 -m bbrlab`, and the console script `pip install .` makes)."""
+    import signal
+
+    # `bbrlab list | head`: end quietly when the reader goes away, like any Unix tool.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())

@@ -39,8 +39,9 @@ def test_figure5_report_and_list_run_here(sh, results, tmp_path):
 
 @pytest.mark.parametrize("args, chosen", [
     (["--dry-run", "all"], None),
-    (["bbr", "--dry-run"], 3),
-    (["--only", "cc=cubic", "--dry-run", "all"], 3),
+    (["bbr", "--dry-run"], "3 chosen by the action bbr"),
+    (["--only", "cc=cubic", "--dry-run", "all"], "3 chosen by --only"),
+    (["--only", "cc=bbr", "--dry-run", "bbr"], "3 chosen by the action bbr and --only"),
     (["--paper", "--dry-run", "all"], None),
 ])
 def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
@@ -48,7 +49,7 @@ def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
     assert proc.returncode == 0, proc.stderr
     name = "figure5-paper" if "--paper" in args else "figure5"
     assert proc.stdout.startswith(f"{name}: ")
-    assert (f"({chosen} chosen by --only)" in proc.stdout) == (chosen is not None)
+    assert (f"({chosen})" in proc.stdout) == (chosen is not None) and (" chosen by " in proc.stdout) == bool(chosen)
 
 
 @pytest.mark.parametrize("script, args, message", [
@@ -59,6 +60,11 @@ def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
     ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"], "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
     ("figure5.sh", ["plot", "--quick"], "'plot' takes no run options"),
     ("figure5.sh", ["--format", "svg", "all"], "--format is for the plot action"),
+    # a CC's action and the options that ask for other points: said as the action, not as an --only
+    ("figure5.sh", ["--only", "cc=cubic", "--dry-run", "bbr"], "the action bbr runs the points of cc=bbr, but "
+     "--only cc=cubic asks for other points: use the action all with --only cc=cubic, or the action cubic"),
+    ("figure5.sh", ["--set", "cc=reno", "--dry-run", "bbr"], "the action bbr runs the points of cc=bbr, but "
+     "figure5 has no cc sweep with --set cc=reno (every point runs reno): use the action all"),
 ])
 def test_bad_input_is_refused_before_anything_starts(sh, script, args, message):
     proc = sh(script, *args)
@@ -98,6 +104,6 @@ def test_host_side_actions_need_no_root():
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/tmp"]
     proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "--dry-run", "bbr"], capture_output=True, text=True,
                           timeout=120)
-    assert proc.returncode == 0 and "(3 chosen by --only)" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "(3 chosen by the action bbr)" in proc.stdout, proc.stderr
     proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "all"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "run as root: sudo ./figure5.sh all" in proc.stderr

@@ -59,6 +59,7 @@ def step_run():
     from bbrlab.analysis import analyze as analysis
     from bbrlab.spec import experiment as spec
     from bbrlab.emulation import topo
+    from bbrlab.store import metadata
     from bbrlab.store.results import MEASUREMENT, RunDir, write_json
 
     repo = Path(__file__).resolve().parents[2]
@@ -68,7 +69,8 @@ def step_run():
         (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
         rundir = RunDir.create(root, "step")
         (rundir.path / "spec.yaml").write_text(exp.source)
-        write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity, "measurement": MEASUREMENT})
+        write_json(rundir.path / "run.json", {"status": "complete", "spec_hash": exp.identity, "measurement": MEASUREMENT,
+                                              "testbed": metadata.testbed({g.cc for p in exp.points for g in p.flows})})
         folder = rundir.points_dir / point.id
         shutil.copytree(repo / "tests" / "fixtures" / "step-bbr", folder)
         t = json.loads((folder / "point.json").read_text())["timings"]

@@ -191,7 +191,8 @@ def test_dry_run_and_list_say_when_repetitions_are_added_as_needed(capsys, monke
     code, out, _ = run_cli(capsys, "run", "figure5", "--dry-run", "--set", "repeat=3")
     assert "figure5: 6 point(s); sweep axes" in out
     text = (REPO / "experiments" / "figure5.yaml").read_text()
-    (tmp_path / "auto.yaml").write_text(text + "repeat: auto\n")
+    assert "\nrepeat: auto " in text  # (a second `repeat:` would be refused: a key given twice)
+    (tmp_path / "auto.yaml").write_text(text)
     monkeypatch.setattr(cli, "EXPERIMENTS", tmp_path)
     code, out, _ = run_cli(capsys, "list")
     assert code == 0 and out.startswith("auto               6 points,") and ", 3-8 repetitions (auto)  " in out
@@ -221,9 +222,14 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
 
     exp = spec.load(REPO / "experiments" / "figure5.yaml", quick=True)  # one repetition
 
-    def run(status: str, digest: str, done: list[str], verdict: bool = True) -> RunDir:
+    from bbrlab.store import metadata
+
+    here = metadata.testbed({"bbr", "cubic"})
+
+    def run(status: str, digest: str, done: list[str], verdict: bool = True, testbed: dict = here) -> RunDir:
         rundir = RunDir.create(tmp_path, "figure5")
-        write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest, "measurement": MEASUREMENT})
+        write_json(rundir.path / "run.json", {"status": status, "spec_hash": digest, "measurement": MEASUREMENT,
+                                              "testbed": testbed})
         (rundir.path / "spec.yaml").write_text(exp.source if digest == exp.identity else "link: {rate: 1Mbit}\n")
         for pid in done:
             write_json(rundir.points_dir / pid / "metrics.json", {})
@@ -245,6 +251,12 @@ def test_a_suite_continues_where_it_stopped(tmp_path):
     assert done(suite.state(exp, tmp_path, resume=True)) == complete.path  # done: skipped
     assert suite.state(exp, tmp_path, resume=False) == (list(exp.points), None)  # --fresh
     run("complete", "0" * 16, ["cc=bbr,rep1", "cc=cubic,rep1"])  # newer, but of another spec
+    assert done(suite.state(exp, tmp_path, resume=True)) == complete.path
+    other_kernel = dict(here, kernel="6.12.117-bbrlab")  # newer, but measured on another kernel
+    run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], testbed=other_kernel)
+    assert done(suite.state(exp, tmp_path, resume=True)) == complete.path
+    other_build = dict(here, congestion_controls={"bbr": "0123456789ABCDEF", "cubic": "built-in"})
+    run("incomplete", digest, ["cc=bbr,rep1"], testbed=other_build)  # another build of tcp_bbr: never resumed
     assert done(suite.state(exp, tmp_path, resume=True)) == complete.path
     summary_cut = run("complete", digest, ["cc=bbr,rep1", "cc=cubic,rep1"], verdict=False)
     assert done(suite.state(exp, tmp_path, resume=True)) == summary_cut.path  # summarized, not rerun

@@ -202,7 +202,7 @@ def test_a_merged_run_plots_reports_and_exports_like_any_run(tmp_path, step_run,
     write_json(base.path / "run.json", meta)
     bbr = [p.id for p in exp.points if p.params["cc"] == "bbr"]
     assert meta["shard"]["points"] == bbr  # the captured point is shard 1's
-    assert cli.main(["merge", str(base.path), "--into", str(tmp_path / "results")]) == 0
+    assert cli.main(["merge", str(base.path), "--into", str(tmp_path / "results"), "--partial"]) == 0
     out = capsys.readouterr().out
     merged = RunDir.latest(tmp_path / "results", "step")
     assert f"results: {merged.path}" in out and (merged.path / "step.png").is_file()

@@ -215,7 +215,7 @@ def test_bad_overrides_name_the_key(override, start):
 
 def test_quick_profile_errors():
     assert error(with_(quick=["rate"]), quick=True).startswith("quick: expected a mapping")
-    assert error(with_(quick={"bogus": 1}), quick=True).startswith("--set bogus: unknown key")
+    assert error(with_(quick={"bogus": 1}), quick=True).startswith("quick.bogus: unknown key")
     assert spec.build(with_(quick={"bogus": 1})).points  # ignored without --quick
 
 
@@ -342,8 +342,8 @@ def test_jitter_may_reach_the_data_direction_delay(jitter, share):
 
 def test_link_options_and_defaults():
     changes = [{"at": "20s", "rate": "5Mbit"}, {"at": "10s", "rate": "20Mbit"}]
-    raw = with_(**{"link.burst": "30KB", "link.changes": changes, "link.loss": "2%", "link.loss_direction": "both",
-                   "link.shaper": "htb"})
+    raw = with_(**{"flows.0.duration": "30s", "link.burst": "30KB", "link.changes": changes, "link.loss": "2%",
+                   "link.loss_direction": "both", "link.shaper": "htb"})
     link = spec.build(raw).points[0].link
     assert link.burst == 30_000 and link.loss == 0.02 and link.loss_direction == "both" and link.shaper == "htb"
     assert link.changes == (spec.RateChange(10.0, 20e6), spec.RateChange(20.0, 5e6))  # sorted by time
@@ -357,7 +357,9 @@ def test_shaper_defaults_to_netem_and_a_burst_needs_a_token_shaper():
     assert spec.build(with_()).points[0].link.shaper == spec.DEFAULT_SHAPER == "netem"
     with pytest.raises(SpecError, match="^link.burst: netem's rate has no burst"):
         spec.build(with_(**{"link.burst": "64KB"}))
-    with pytest.raises(SpecError, match="^link.shaper: 'cake' is not one of netem, htb, tbf"):
+    with pytest.raises(SpecError, match="^link.shaper: 'fq' is not one of netem, htb, tbf, cake"):
+        spec.build(with_(**{"link.shaper": "fq"}))
+    with pytest.raises(SpecError, match="^link.shaper: cake is CAKE's own shaper, but link.aqm is fifo"):
         spec.build(with_(**{"link.shaper": "cake"}))
     assert spec.build(with_(**{"link.burst": "64KB", "link.shaper": "tbf"})).points[0].link.burst == 64_000
 

@@ -187,7 +187,9 @@ def test_the_plan_carries_one_batch_line_per_update_built_by_the_shaper(tmp_path
     rs = plan.schedule
     assert rs.host == "r1" and len(rs.lines) == len(rs.schedule.times) == 200
     first = rs.lines[0].split()
-    assert first[:3] == ["qdisc", "change", "dev"] and first[-2:] == ["rate", f"{int(rs.schedule.rates[0])}bit"]
+    # a trace is shaped by htb unless the file says otherwise: its class's rate is changed
+    assert p.link.shaper == "htb" and first[:3] == ["class", "change", "dev"]
+    assert first[first.index("rate") + 1] == f"{int(rs.schedule.rates[0])}bit"
     assert ["tc"] + first == list(shapers_change(p, rs.schedule.rates[0]))
     assert plan.summary["trace"]["updates_per_pass"] == 200
     assert "200 updates per pass" in topo.describe(plan) and "tc -batch -" in topo.describe(plan)

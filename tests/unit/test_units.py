@@ -24,7 +24,7 @@ def refused(func, value, *args, match=None):
 @pytest.mark.parametrize(("text", "bps"), [
     ("10Mbit", 10e6), ("10mbit", 10e6), ("10 Mbit", 10e6), (" 10Mbit ", 10e6),
     ("128kbit", 128e3), ("1Gbit", 1e9), ("2.5Mbit", 2.5e6), ("1e3kbit", 1e6),
-    ("500bit", 500.0), ("3KBIT", 3e3), ("0.5Mbit", 5e5), ("7.Mbit", 7e6),
+    ("1000bit", 1000.0), ("3KBIT", 3e3), ("0.5Mbit", 5e5), ("7.Mbit", 7e6),
 ])
 def test_rate_accepts_units(text, bps):
     assert units.rate(text, KEY) == pytest.approx(bps)
@@ -41,10 +41,16 @@ def test_rate_needs_a_rate_unit(value):
     assert "needs a rate unit" in message and "bit, kbit, Mbit, Gbit" in message
 
 
-@pytest.mark.parametrize("value", ["20mbps", "20Mbps", "20MBps", "20MB/s", "20kbps", "20bps", "20gbps", "20Mb/s"])
-def test_rate_ambiguous_spellings_are_refused_naming_the_accepted_ones(value):
-    message = refused(units.rate, value)
-    assert "tc reads mbps as megabytes per second" in message and "bit, kbit, Mbit, Gbit" in message
+@pytest.mark.parametrize(("value", "why"), [
+    ("20mbps", "tc reads mbps as megabytes per second"), ("20Mbps", "tc reads Mbps as megabytes per second"),
+    ("20MBps", "tc reads MBps as megabytes per second"), ("20kbps", "tc reads kbps as kilobytes per second"),
+    ("20bps", "tc reads bps as bytes per second"), ("20gbps", "tc reads gbps as gigabytes per second"),
+    ("20MB/s", ""), ("20Mb/s", ""),
+])
+def test_rate_ambiguous_spellings_are_refused_naming_the_accepted_ones(value, why):
+    message = refused(units.rate, value)  # the user's own spelling is the one named
+    assert f"{value} needs a rate unit" in message and "bit, kbit, Mbit, Gbit" in message
+    assert why in message and ("tc reads" in message) == bool(why)
     assert "\n" not in message
 
 
@@ -85,7 +91,7 @@ def test_duration_bare_number_suggests_ms(value):
     assert refused(units.duration, value) == f"{KEY}: {value} needs a unit: did you mean {value}ms?"
 
 
-@pytest.mark.parametrize("value", ["40h", "40m", "1hr"])
+@pytest.mark.parametrize("value", ["40m", "40d"])
 def test_duration_needs_a_time_unit(value):
     assert "needs a time unit" in refused(units.duration, value)
 
@@ -182,7 +188,7 @@ def test_fmt_rate(bps, text):
     assert units.fmt_rate(bps) == text
 
 
-@pytest.mark.parametrize("text", ["10Mbit", "128kbit", "1Gbit", "2.5Mbit", "500bit"])
+@pytest.mark.parametrize("text", ["10Mbit", "128kbit", "1Gbit", "2.5Mbit", "1.5kbit"])
 def test_fmt_rate_round_trips(text):
     assert units.fmt_rate(units.rate(text, KEY)) == text
 

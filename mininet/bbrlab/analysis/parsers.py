@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import struct
 import re
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from bbrlab.errors import ParseError
@@ -411,6 +411,8 @@ class QdiscSample:
     overlimits: int
     requeues: int
     options: dict
+    # the qdisc's own statistics (an AQM's marks, drops and delays; CAKE's per-tin "tins")
+    xstats: dict = field(default_factory=dict)
 
 
 def parse_tc_json(text: str) -> list[dict]:
@@ -419,6 +421,11 @@ def parse_tc_json(text: str) -> list[dict]:
     if not isinstance(doc, list) or not all(isinstance(q, dict) for q in doc):
         raise ParseError("tc JSON is not a list of qdisc objects")
     return doc
+
+
+# the keys every qdisc's JSON has; the rest are its own statistics (QdiscSample.xstats)
+_QDISC_COMMON = {"kind", "handle", "root", "parent", "refcnt", "options", "bytes", "packets", "drops",
+                 "overlimits", "requeues", "backlog", "qlen", "offloaded"}
 
 
 def _qdisc_sample(t: float, raw: dict) -> QdiscSample:
@@ -442,6 +449,7 @@ def _qdisc_sample(t: float, raw: dict) -> QdiscSample:
         overlimits=int(need("overlimits")),
         requeues=int(need("requeues")),
         options=dict(raw.get("options", {})),
+        xstats={k: v for k, v in raw.items() if k not in _QDISC_COMMON},
     )
 
 

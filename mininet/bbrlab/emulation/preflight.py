@@ -26,6 +26,14 @@ QDISC_TESTS = {
     "sch_htb": ["htb", "default", "1"],
     "sch_tbf": ["tbf", "rate", "1mbit", "burst", "3000", "latency", "10ms"],
     "sch_prio": ["prio"],
+    # the AQMs link.aqm can put at the bottleneck
+    "sch_fq_codel": ["fq_codel"],
+    "sch_codel": ["codel"],
+    "sch_pie": ["pie"],
+    "sch_fq_pie": ["fq_pie"],
+    "sch_cake": ["cake"],
+    "sch_red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000", "burst", "55",
+                "probability", "0.02", "bandwidth", "10Mbit"],
 }
 # Random loss for the data connections only: a u32 filter under a prio root (topo._netem_tc).
 FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", str(DATA_PORTS[0]), hex(DATA_PORTS[1]),
@@ -76,8 +84,9 @@ def missing_ccs(needed: set[str]) -> list[str]:
     return sorted(needed - available())
 
 
-def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False) -> list[str]:
-    needed = ["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else []) + (["sch_prio", "cls_u32"] if lossy else [])
+def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: set[str] = frozenset()) -> list[str]:
+    needed = (["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else []) + (["sch_prio", "cls_u32"] if lossy else [])
+              + [f"sch_{aqm}" for aqm in sorted(aqms)])
     problems = []
     qdiscs = missing_qdiscs(needed)
     if qdiscs:
@@ -94,7 +103,8 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False) -> list
     return problems
 
 
-def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False) -> None:
+def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,
+          aqms: set[str] = frozenset()) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
@@ -107,7 +117,7 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")
     if shutil.which("tc") and shutil.which("ip"):
-        kernel = kernel_problems(ccs, pacing_fq, lossy)
+        kernel = kernel_problems(ccs, pacing_fq, lossy, aqms)
         if kernel:
             problems += kernel + [VM_HINT]
     if problems:

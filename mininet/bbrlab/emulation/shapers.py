@@ -1,6 +1,6 @@
 """The bottleneck's shaper as data: the tc commands that give r1's egress its rate and buffer.
 
-Three designs, compared by measurement (`bbrlab calibrate`, README "The bottleneck"):
+Four designs, compared by measurement (`bbrlab calibrate`, docs/design.md "The bottleneck"):
 
 - ``netem``: ``netem rate R limit BUF`` alone. netem gives each packet a departure time
   from the previous packet's (length / rate after it), so a timer that fires late releases
@@ -12,6 +12,12 @@ Three designs, compared by measurement (`bbrlab calibrate`, README "The bottlene
   1 ms burst let a 100 Mbit/s link send 0.94 of its rate in a TCG guest); a burst large
   enough to cover the lateness lets short delivery-rate samples overshoot the rate.
 - ``tbf``: a token bucket over a pfifo/bfifo child: the same trade-off as htb.
+- ``cake``: CAKE alone, its own shaper (``bandwidth``) and queue; only with link.aqm: cake.
+
+With an AQM (link.aqm, aqm.py) the AQM replaces the fifo leaf: htb's leaf or tbf's child.
+Not netem's child: netem holds the packets its rate delays in its own queue, before the child,
+so the AQM never sees a queue (measured: CoDel dropped nothing while CUBIC's RTT sat 100 ms
+above the base).
 
 Each design names the qdisc that holds the buffer ``BOTTLENECK_HANDLE`` (sampled for
 backlog and bytes sent), and gives the command that moves the rate while flows run.
@@ -19,9 +25,10 @@ backlog and bytes sent), and gives the command that moves the rate while flows r
 
 from __future__ import annotations
 
+from . import aqm as aqms
 from ..spec.experiment import FRAME_BYTES, Link
 
-SHAPERS = ("netem", "htb", "tbf")
+SHAPERS = ("netem", "htb", "tbf", "cake")
 BOTTLENECK_HANDLE = "10:"  # the qdisc that holds the buffer; sampled for backlog
 
 
@@ -35,6 +42,8 @@ def token_burst(rate_bps: float, burst: int | None, burst_time: float | None = N
 
 
 def _leaf(link: Link) -> tuple[str, ...]:
+    if link.aqm.kind != "fifo":  # the AQM holds the buffer (aqm.py)
+        return aqms.args(link)
     if link.buffer.unit == "bytes":
         return ("bfifo", "limit", str(int(link.buffer.value)))
     return ("pfifo", "limit", str(link.buffer_packets))
@@ -63,7 +72,9 @@ def _tbf(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
 
 def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:
     """The commands that make DEV the bottleneck of LINK (link.shaper says which design)."""
-    if link.shaper == "netem":
+    if link.shaper == "cake":  # CAKE alone: its own shaper and queue
+        return (("tc", "qdisc", "replace", "dev", dev, "root", "handle", BOTTLENECK_HANDLE) + aqms.args(link, link.rate),)
+    if link.shaper == "netem":  # a droptail buffer only (spec/link.py refuses an AQM under netem)
         return (_netem("replace", dev, link.rate, link),)
     leaf = ("tc", "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", BOTTLENECK_HANDLE) + _leaf(link)
     if link.shaper == "tbf":
@@ -77,6 +88,9 @@ def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:
 
 def rate_change(dev: str, link: Link, rate_bps: float) -> tuple[str, ...]:
     """The command that moves LINK's bottleneck on DEV to RATE_BPS while flows run."""
+    if link.shaper == "cake":
+        return ("tc", "qdisc", "change", "dev", dev, "root", "handle", BOTTLENECK_HANDLE, "cake",
+                "bandwidth", f"{int(rate_bps)}bit")
     if link.shaper == "netem":
         return _netem("change", dev, rate_bps, link)
     if link.shaper == "tbf":

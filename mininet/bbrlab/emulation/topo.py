@@ -295,6 +295,9 @@ def build_plan(point: Point) -> Plan:
     for router in ("r1", "r2"):
         sysctls[router]["net.ipv4.ip_forward"] = "1"
     flows, shorts = _flow_plans(point, per_group, senders, receivers, receiver_ip)
+    for plan in (*flows, *shorts):  # ECN asked per group: its senders request it (receivers accept by default)
+        if point.flows[plan.group].ecn:
+            sysctls[plan.sender]["net.ipv4.tcp_ecn"] = "1"
     events = tuple(
         Event(c.at, "r1", shapers.rate_change("r1-eth0", link, c.rate), f"bottleneck rate -> {fmt_rate(c.rate)}")
         for c in link.changes)
@@ -401,7 +404,13 @@ def describe(plan: Plan) -> str:
             if not end.tc:
                 lines.append(f"    [{end.host}] {end.name}: no qdisc (veth default noqueue)")
     lines.append("offloads: tso, gso, gro off on every interface")
-    lines.append("sysctls in every host: " + ", ".join(f"{k}={v}" for k, v in next(iter(plan.sysctls.values())).items()))
+    common = {k: v for k, v in plan.sysctls[plan.hosts[-1][0]].items()
+              if all(host.get(k) == v for host in plan.sysctls.values())}
+    lines.append("sysctls in every host: " + ", ".join(f"{k}={v}" for k, v in common.items()))
+    for host, values in plan.sysctls.items():
+        extra = {k: v for k, v in values.items() if k not in common}
+        if extra and host not in ("r1", "r2"):  # the routers' forwarding is the dumbbell's own
+            lines.append(f"  and in {host}: " + ", ".join(f"{k}={v}" for k, v in extra.items()))
     lines.append("flows:" if plan.flows or not plan.workloads else "flows: none of iperf3")
     for f in plan.flows:
         end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"

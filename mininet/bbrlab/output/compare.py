@@ -8,6 +8,8 @@ over time on the same axes. Reads results directories alone, like plot and repor
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..verdicts.claims import average_repetitions, point_name
 from ..errors import SpecError, did_you_mean
 from ..spec.metric_names import CLAIMABLE, METRICS
@@ -66,3 +68,18 @@ def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
     if only_b:
         lines.append(f"only in B: {', '.join(only_b)}")
     return lines
+
+
+FIGURE_FORMATS = ("png", "svg", "pdf")  # what the overlay is written as: the --out file's extension says which
+
+
+def figure_path(a: RunDir, b: RunDir, out: str | None) -> Path:
+    """Where the overlay goes: OUT, whose extension says its format (png, svg or pdf), or
+    beside run A (results/NAME/compare-STAMP-vs-NAME-STAMP.png), never into the current folder."""
+    if out is None:
+        return a.path.parent / f"compare-{a.path.name}-vs-{b.path.parent.name}-{b.path.name}.png"
+    path = Path(out)
+    if path.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
+        raise SpecError(f"--out {out}: the figure is written as {', '.join(FIGURE_FORMATS)}: give a file name "
+                        "ending in .png, .svg or .pdf")
+    return path

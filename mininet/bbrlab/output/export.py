@@ -148,9 +148,18 @@ def _csv(rows: list[dict]) -> str:
     return text.getvalue()
 
 
+def folder(out: Path) -> Path:
+    """OUT, where export's files go, or a one-line BbrlabError when a file is there."""
+    if out.exists() and not out.is_dir():
+        raise BbrlabError(f"{out}: a file is there; export writes its files (points.csv, flows.csv, series.csv, "
+                          "or .flent.gz) into a folder: give --out a folder's name")
+    return out
+
+
 def export(runs: list[RunDir], out: Path) -> list[Path]:
     """Write points.csv, flows.csv and series.csv for RUNS into OUT (and shortflows.csv when
     they have short flows); return their paths."""
+    folder(out)
     points, flows, series, shorts = [], [], [], []
     for run in runs:
         records = run.point_records()

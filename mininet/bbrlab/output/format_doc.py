@@ -8,11 +8,25 @@ committed file differs from what this writes.
 
 from __future__ import annotations
 
-from ..spec import experiment as spec, units, workload
+from ..spec import aqm as aqms
+from ..spec import ccs, experiment as spec, strict, units, workload
 from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
 from .plot_kinds import PLOTS
 
 REQUIRED = "required"
+FLOORS = {key: shortest for key, shortest, _ in strict.SAMPLING_FLOORS}
+
+
+def _default(kind: str, name: str) -> str:
+    value = aqms.PARAMS[kind][name][1]
+    if value is None:
+        return "from the buffer" if kind == "red" else "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if name == "probability":
+        return units.fmt_fraction(value)
+    return units.fmt_time(value) if isinstance(value, float) else str(value)
+
 
 # dotted key ('*': a flow group's or claim's index) -> (what it takes, default, meaning)
 KEYS: dict[str, tuple[str, str, str]] = {
@@ -20,7 +34,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
              "`results/NAME/`"),
     "title": ("text", "the name", "the figure's and the report's title"),
     "description": ("text", "none", "what the experiment shows"),
-    "link.rate": (f"rate ({units.RATE_SPELLINGS})", REQUIRED, "the bottleneck's rate"),
+    "link.rate": (f"rate ({units.RATE_SPELLINGS}), at least {units.fmt_rate(units.MIN_RATE)}", REQUIRED,
+                  "the bottleneck's rate"),
     "link.rtt": (f"time ({units.TIME_SPELLINGS})", REQUIRED, "the base RTT, split across the two directions "
                  "by `forward_share`"),
     "link.buffer": (spec.BUFFER_UNITS, REQUIRED, "the bottleneck's queue; at least 2 packets"),
@@ -42,9 +57,16 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "link.burst": (f"size ({units.SIZE_SPELLINGS}), time at the rate (`2ms`), or `auto`", "auto",
                    "the token bucket of `shaper: htb` or `tbf`; netem has none"),
     "link.changes": ("list of `{at: time, rate: rate}`", "none", "rate steps during the run"),
-    "link.shaper": (" or ".join(spec.SHAPERS), spec.DEFAULT_SHAPER, "the bottleneck's design"),
+    "link.shaper": (" or ".join(spec.SHAPERS), spec.DEFAULT_SHAPER, "the bottleneck's design (with an AQM: "
+                    "htb, or cake with link.aqm: cake, unless given)"),
+    "link.aqm": (" or ".join(aqms.AQMS), aqms.FIFO, "the bottleneck queue's discipline; link.buffer stays its "
+                 "hard limit"),
+    **{f"link.{kind}.{name}": (aqms.PARAM_DOCS[name][0], _default(kind, name),
+                               f"{kind}: {aqms.PARAM_DOCS[name][1]}")
+       for kind, params in aqms.PARAMS.items() for name in params},
     "link.trace": ("path of a Mahimahi trace (`$BBRLAB_TRACES/NAME` or relative to the checkout)", "none",
-                   "replay the trace at the bottleneck; `rate` then scales it to that average (or is the trace's)"),
+                   "replay the trace at the bottleneck; `rate` then scales it to that average (or is the trace's); "
+                   f"shaped by {spec.TRACE_SHAPER} unless `shaper` says tbf (netem is refused with a trace)"),
     "link.trace_interval": ("time, whole ms from 1ms to 1s", "10ms (with link.trace)",
                             "how often the trace's rate is applied"),
     "pacing": (" or ".join(spec.PACING_MODES), "fq", "`fq` on each sender's egress, or TCP's own "
@@ -52,7 +74,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "cc": ("congestion control name", "none", "the congestion control of every flow group that names none "
            "(one axis for all of them)"),
     "flows": ("list of flow groups", REQUIRED, "who sends"),
-    "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...)", "required (or `cc`)",
+    "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...; the list below)", "required (or `cc`)",
                    "the group's congestion control"),
     "flows.*.count": ("whole number", "1", "flows in the group"),
     "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
@@ -64,6 +86,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.rtt": ("time", "link.rtt", "the group's own base RTT"),
     "flows.*.loss": ("percentage (`0.05%`)", "`link.loss`", "random loss on the group's own data direction "
                      "(its delay line), like `link.loss`"),
+    "flows.*.ecn": ("true or false", "false", "the group's senders ask for ECN (tcp_ecn=1); refused on a "
+                    "FIFO the file does not name (nothing marks)"),
     "flows.*.class": ("letters, digits, `-`, `_`, `.`", "g1, g2, ...", "the class's name in figures and reports"),
     "flows.*.workload": ("mapping", "none", "many short flows instead of `count` long ones: one sending program "
                          "and one sink, every flow a TCP connection of the group's CC (no count, stagger, "
@@ -85,8 +109,10 @@ KEYS: dict[str, tuple[str, str, str]] = {
                                 "intervals cover the workload too; the CCs of one repetition share it"),
     "sysctls": ("mapping of `net.*` sysctl to value", "socket buffers for 100 Mbit/s x 500 ms",
                 "set in every host's network namespace"),
-    "sampling.interval": ("time", "100ms", "ping and the bottleneck's queue"),
-    "sampling.ss_interval": ("time", "500ms", "`ss -tin` per flow (cwnd, pacing rate, BBR's model)"),
+    "sampling.interval": (f"time, at least {units.fmt_time(FLOORS['interval'])}", "100ms",
+                          "ping and the bottleneck's queue"),
+    "sampling.ss_interval": (f"time, at least {units.fmt_time(FLOORS['ss_interval'])}", "500ms",
+                             "`ss -tin` per flow (cwnd, pacing rate, BBR's model)"),
     "sampling.iperf_interval": ("time, at least 100ms", "500ms", "iperf3's reports"),
     "sampling.pcap": ("true or false", "false", "capture TCP headers at each receiver (tcpdump)"),
     "sampling.link_pcap": ("true or false", "false", "capture the frames leaving the bottleneck"),
@@ -123,6 +149,48 @@ VERDICTS = {
 }
 
 
+def _refused() -> list[str]:
+    """The section on what is refused: the checks no one key's table row says."""
+    rows = [
+        ("a key given twice in one mapping (`link:` twice, `rate:` twice)",
+         "YAML would keep the last one without a word; the message names the key and both lines"),
+        ("a file that is not UTF-8 text; a tab in the indentation", "said with its line"),
+        ("a top-level `cc` when every flow group names its own",
+         "its points would run the groups' CCs under the top-level cc's labels"),
+        ("a congestion control the testbed does not offer (`cubci`, `bbr2`)", "with the name it probably meant"),
+        (f"a rate below {units.fmt_rate(units.MIN_RATE)}",
+         "tc takes whole bit/s: `0.5bit` would be written as `0bit`, which is no limit at all"),
+        ("`kbps`, `Mbps` (tc reads them as bytes per second); hours (`10h`)", "the units are the ones listed above"),
+        ("`--set loss` (or `rtt`) when one flow group of several has its own",
+         "it would change that group alone: say `link.loss` or `flows.N.loss`"),
+        (f"`shaper: netem` with `link.trace` (a trace is shaped by {spec.TRACE_SHAPER} by default)",
+         "netem fixes a packet's departure when it is queued: a rate that rises later cannot speed up what waits "
+         "(measured: 0.56 of an LTE trace delivered)"),
+        (", ".join(f"`sampling.{key}` under {units.fmt_time(shortest)}" for key, shortest, _ in strict.SAMPLING_FLOORS),
+         "a sampler must not load the path or the CPU it measures (a ping per sample; an ss process per flow "
+         "and sample)"),
+        ("a value listed twice in a sweep (also `10Mbit` and `10000kbit`)", "every point would run twice"),
+        ("a `sampling.startup` (as written) not shorter than the flows; a `link.changes` step at or after their end",
+         "the steady state would have nothing left; nothing would be sent at the new rate"),
+        ("a claim that selects no point of the file's grid (`where` outside it, a `vs` with nothing to pair), "
+         "`min` above `max`, two claims with one `id`", "it could never be evaluated, or never pass"),
+        ("a wrong key or value under `quick:`", "checked when the file is loaded, not only with `--quick`"),
+        ("two files in `experiments/` with one `name`",
+         "their runs would share `results/NAME/`: `run` and `suite` refuse, `list` marks them"),
+        ("a figure script's CC action (`figure5.sh bbr`) with `--only cc=` another CC, or with a `--set cc=` "
+         "that leaves no cc sweep", "the action runs that CC's points; the message says which action to use"),
+    ]
+    return ["", "## What is refused", "",
+            "Bad input gets one line naming the problem and exit status 2, before anything runs: never a",
+            "traceback, never a silently different experiment. Besides a wrong key or value in the table above:",
+            "", "| refused | why |", "|---|---|"] + [f"| {what} | {why} |" for what, why in rows] + [
+            "", f"A workload of short flows arriving faster than {strict.GENERATOR_CEILING:.0f} flows/s (what the "
+            "generator sustains in the testbed VM) is a warning on stderr, not an error. `--only` compares values",
+            "in their units (`--only loss=1.0%` is `1%`). Of the other commands: `export --out` naming a file, and",
+            "`compare --out` with another extension than .png, .svg or .pdf, are refused in one line; `merge` exits 1",
+            "when a merged run is incomplete, unless `--partial`."]
+
+
 def _sweeps(key: str) -> str:
     return "yes" if key in spec.SWEEPABLE else ""
 
@@ -147,6 +215,9 @@ def render() -> str:
     ]
     lines += [f"| `{key}` | {takes} | {default} | {_sweeps(key)} | {meaning} |"
               for key, (takes, default, meaning) in KEYS.items()]
+    lines += ["", "The congestion controls the testbed offers (a `cc` is checked against them when the file is loaded): "
+              + ", ".join(f"`{cc}`" for cc in ccs.CCS) + "."]
+    lines += _refused()
     lines += ["", "## Metrics a claim can use", "",
               "Per point, in its `metrics.json`. A claim's `metric` and `relative_to` are checked against",
               "this list when the file is loaded.", "",

@@ -183,7 +183,7 @@ def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) ->
     fig.legend(*rtt.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
     fig.subplots_adjust(bottom=0.08 + 0.025 * ((min(len(pairs), 10) * 2 + 1) // 2))
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format=path.suffix.lower().lstrip(".") or "png")  # the file's own extension
     plt.close(fig)
     write_atomic(path, buffer.getvalue())
     return path

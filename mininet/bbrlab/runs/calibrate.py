@@ -27,13 +27,14 @@ from pathlib import Path
 
 from ..analysis import parsers
 from ..spec import experiment as spec
+from ..spec.root import ROOT
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 
 FORMAT = 3  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity
 BBR_BW_FLOOR = round(0.9 * spec.PAYLOAD_BYTES / spec.FRAME_BYTES, 3)  # 0.861
-EXPERIMENT = Path(__file__).resolve().parents[3] / "experiments" / "fidelity.yaml"
-# The targets every measured rate must meet (README "The bottleneck"), and the CC whose
+EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
+# The targets every measured rate must meet (docs/design.md "The bottleneck"), and the CC whose
 # points measure each: only CUBIC keeps the buffer backlogged (BBR drains it on purpose,
 # so its queue empties between samples and its goodput dips in ProbeRTT).
 TARGETS = {

@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..spec import experiment as spec
 from ..spec.checks import check_keys
+from ..spec import yaml_loader
+from ..spec.root import ROOT, require
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..store.results import MEASUREMENT, RunDir, read_json
 
-LABS = Path(__file__).resolve().parents[3] / "labs"
+LABS = ROOT / "labs"
 MANIFEST = "lab.yaml"
 LAB_KEYS = {"lab", "name", "title", "runs"}
 RUN_KEYS = {"file", "quick", "why"}
@@ -66,13 +66,7 @@ class Lab:
 def load(folder: Path) -> Lab:
     """The lab in FOLDER, its manifest checked and its experiment files loadable."""
     path = folder / MANIFEST
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError:
-        raise SpecError(f"{path}: not valid YAML") from None
-    raw = check_keys(raw, LAB_KEYS, str(path))
+    raw = check_keys(yaml_loader.read(path), LAB_KEYS, str(path))
     for key in ("lab", "name", "title", "runs"):
         if key not in raw:
             raise SpecError(f"{path}: {key}: required")
@@ -90,7 +84,7 @@ def load(folder: Path) -> Lab:
 
 def labs(root: Path = LABS) -> list[Lab]:
     """Every lab of the kit, in order."""
-    return sorted((load(p.parent) for p in root.glob(f"*/{MANIFEST}")), key=lambda lab: lab.number)
+    return sorted((load(p.parent) for p in require(root).glob(f"*/{MANIFEST}")), key=lambda lab: lab.number)
 
 
 def find(name: str, root: Path = LABS) -> Lab:

@@ -53,6 +53,13 @@ class ShardRun:
         return f"shard {self.part['index']}/{self.part['count']}"
 
 
+def _testbed_text(testbed: dict | None) -> str:
+    if not testbed:
+        return "an unrecorded testbed"
+    ccs = ", ".join(f"{cc} {build}" for cc, build in testbed.get("congestion_controls", {}).items())
+    return f"kernel {testbed.get('kernel')} ({ccs})"
+
+
 def _refuse_mismatch(shards: list[ShardRun]) -> None:
     first = shards[0]
     for other in shards[1:]:
@@ -64,6 +71,10 @@ def _refuse_mismatch(shards: list[ShardRun]) -> None:
         if ours != theirs:
             raise BbrlabError(f"merge: {first.rundir.path} is of measurement {ours} but {other.rundir.path} "
                               f"of {theirs}: runs measured differently are not merged")
+        ours, theirs = first.meta.get("testbed"), other.meta.get("testbed")
+        if ours != theirs:
+            raise BbrlabError(f"merge: {first.rundir.path} ran on {_testbed_text(ours)} but {other.rundir.path} on "
+                              f"{_testbed_text(theirs)}: runs on different kernels or CC builds are not merged")
         if other.part["count"] != first.part["count"]:
             raise BbrlabError(f"merge: {first.rundir.path} is {first.name} but {other.rundir.path} is "
                               f"{other.name}: shards of different splits are not merged")

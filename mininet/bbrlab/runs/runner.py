@@ -269,7 +269,8 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
     planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
     if shard is not None:
         wanted = planned & wanted if wanted is not None else planned
-    rundir = RunDir.find_resumable(root, exp.name, exp.identity, shard) if resume else None
+    here = metadata.testbed({g.cc for p in exp.points for g in p.flows})
+    rundir = RunDir.find_resumable(root, exp.name, exp.identity, shard, here) if resume else None
     if rundir is not None:
         rundir.adopt_spec(exp.source, exp.identity)  # today's claims judge it when it finishes
         meta = metadata.read_run(rundir)

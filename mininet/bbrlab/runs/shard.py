@@ -29,7 +29,7 @@ from ..spec.experiment import Point
 
 # Seconds a point costs beyond its flows (iperf3's start and end, the idle-path probe, the
 # analysis, reconfiguring the reused network), and building a network once; measured in the
-# testbed VM (README, "Measured here": ~5 s per point, 7 s to build the network).
+# testbed VM (docs/results.md, "Measured here": ~5 s per point, 7 s to build the network).
 POINT_OVERHEAD = 5.0
 NETWORK_SETUP = 7.0
 

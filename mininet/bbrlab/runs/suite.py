@@ -7,11 +7,14 @@ from pathlib import Path
 
 from . import shard as sharding
 from ..spec import experiment as spec
+from ..spec.catalog import refuse_any
+from ..store import metadata
 from ..store.results import RunDir
 
 
 def experiments(folder: Path, quick: bool = False) -> list[spec.Experiment]:
     """Every experiment in FOLDER, shortest first (first results come soonest)."""
+    refuse_any(folder)  # two files of one name would write into one results folder
     exps = [spec.load(path, quick=quick) for path in sorted(folder.glob("*.yaml"))]
     return sorted(exps, key=lambda e: (sum(p.duration for p in e.points), e.name))
 
@@ -24,14 +27,15 @@ def shards(exps: list[spec.Experiment], shard: sharding.Shard) -> dict[str, dict
     return {name: sharding.record(shard, points) for name, points in parts.items() if points}
 
 
-def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = None):
+def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = None, here: bool = True):
     """(EXP's points a suite still has to run, its finished run with this spec or None).
 
     A suite continues where it stopped: an experiment whose newest run with the same spec
     (and the same SHARD, shard.record) is complete is done, an unfinished one is resumed
     (--fresh: everything runs again)."""
     points = [p for p in exp.points if shard is None or p.id in shard["points"]]
-    found = RunDir.find_same_spec(root, exp.name, exp.identity, shard) if resume else None
+    testbed = metadata.testbed({g.cc for p in exp.points for g in p.flows}) if here else None
+    found = RunDir.find_same_spec(root, exp.name, exp.identity, shard, testbed) if resume else None
     if found is None:
         return points, None
     rundir, complete = found

@@ -18,8 +18,18 @@ from .metric_names import CLAIMABLE, CLASS_SELECTORS
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
 # What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them).
 CLAIM_FACTS = ("cc", "loss", *CLASS_SELECTORS)
-# Sweep parameters a claim compares as numbers, with their unit parsers.
-NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration}
+
+
+def _bdps(value: Any, key: str) -> float:
+    """`buffer_bdp: 8` (a number of BDPs, as metrics give the buffer)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(f"{key}: expected a number of BDPs, got {value!r}")
+    return float(value)
+
+
+# What a claim compares as numbers (sweep parameters and the buffer in BDPs), with their parsers.
+NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration,
+                  "buffer_bdp": _bdps}
 
 
 @dataclass(frozen=True)
@@ -92,5 +102,75 @@ def parse(raw: Any, selectable: tuple = CLAIM_FACTS) -> tuple[Claim, ...]:
                 raise SpecError(f"{key}.{b}: expected a number, got {v!r}")
         where = _selection(item.get("where"), f"{key}.where", selectable)
         vs = _selection(item.get("vs"), f"{key}.vs", selectable) if item.get("vs") is not None else None
+        if bounds["min"] is not None and bounds["max"] is not None and bounds["min"] > bounds["max"]:
+            raise SpecError(f"{key}: min {bounds['min']:g} is above max {bounds['max']:g}: no value can pass")
+        ids = [c.id for c in claims]
+        if item["id"] in ids:
+            raise SpecError(f"{key}.id: {item['id']!r} is claims.{ids.index(item['id'])}'s id too: give each "
+                            "claim its own (verdicts name claims by id)")
         claims.append(Claim(item["id"], item["text"], metric, where, vs, bounds["min"], bounds["max"], relative_to))
     return tuple(claims)
+
+
+# ---------------------------------------------------------------- which points a claim selects
+# A point is known by its facts (sweep parameters typed, cc, loss, buffer_bdp) and the traffic
+# classes it holds; verdicts/claims.py builds both from a run's records, claim_points.py from
+# the planned points. Both select with these two functions.
+
+def typed(key: str, value: Any) -> Any:
+    """A point's sweep value as a claim compares it: a number in its unit where KEY is one of
+    NUMERIC_PARAMS, else as written (a `rate` of short flows, `20/s`, is not a link's rate)."""
+    if key not in NUMERIC_PARAMS:
+        return value
+    try:
+        return NUMERIC_PARAMS[key](value, key)
+    except SpecError:
+        return value
+
+
+def same_value(path: str, value: Any) -> Any:
+    """VALUE of the sweep key PATH as compared, not as spelled (1.0% is 1%, 10000kbit is 10Mbit):
+    a number in its unit, else the text a point's id gives it."""
+    value = typed(path.rsplit(".", 1)[-1], value)
+    return round(value, 12) if isinstance(value, float) else str(value)
+
+
+def matches(fact: dict, where: dict) -> bool:
+    """Whether FACT (parameter -> typed value) has what WHERE asks: a value, a list of
+    values, or {min, max}, each read in its unit."""
+    for key, want in where.items():
+        if key not in fact:
+            return False
+        have = fact[key]
+        parse = NUMERIC_PARAMS.get(key)
+        if isinstance(want, dict):
+            for bound, limit in want.items():
+                limit = parse(limit, f"where.{key}.{bound}") if parse else limit
+                if bound == "min" and not have >= limit - 1e-12:
+                    return False
+                if bound == "max" and not have <= limit + 1e-12:
+                    return False
+                if bound not in ("min", "max"):
+                    raise SpecError(f"where.{key}: unknown bound {bound!r} (use min, max)")
+        else:
+            options = want if isinstance(want, list) else [want]
+            if parse:
+                if not any(abs(have - parse(o, f"where.{key}")) < 1e-12 for o in options):
+                    return False
+            elif str(have) not in [str(o) for o in options]:
+                return False
+    return True
+
+
+def selects(fact: dict, present: dict, where: dict) -> bool:
+    """Whether WHERE selects a point with facts FACT that holds the traffic classes PRESENT
+    ({"group": indices as text, "cc": its CCs, "class": names}): `group: N`, `class: NAME`, or
+    `cc: NAME` inside a point that mixes CCs pick one class of the point (classes.scope)."""
+    rest = {}
+    for key, want in where.items():
+        if (key in ("group", "class") or (key == "cc" and len(present["cc"]) > 1)) and not isinstance(want, dict):
+            if not any(str(o) in present[key] for o in (want if isinstance(want, list) else [want])):
+                return False
+        else:
+            rest[key] = want
+    return matches(fact, rest)

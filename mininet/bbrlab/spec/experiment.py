@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from . import traces, units
+from . import aqm as aqms
+from . import strict, traces, units, yaml_loader
 from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
 from .flows import parse as _flows
 from .checks import check_keys as _check_keys
@@ -28,6 +29,7 @@ from .checks import count as _count
 from ..errors import SpecError, did_you_mean
 from .claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
 from .claims import parse as _claims
+from .link import TRACE_SHAPER
 from .link import (BUFFER_UNITS, DEFAULT_SHAPER, FRAME_BYTES, LINK_KEYS, LOSS_DIRECTIONS, MTU_BYTES,  # noqa: F401
                    PAYLOAD_BYTES, SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
 from .link import parse as _link
@@ -64,7 +66,8 @@ SWEEPABLE = (
     "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
     "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
-    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes",
+    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes", "flows.*.ecn",
+    "link.aqm", *[f"link.{kind}.{name}" for kind, params in aqms.PARAMS.items() for name in params],
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
@@ -195,6 +198,7 @@ def _sampling(raw: Any) -> Sampling:
     )
     if sampling.iperf_interval < 0.1:
         raise SpecError("sampling.iperf_interval: iperf3 reports at most every 100ms")
+    strict.check_sampling(sampling, raw)
     return sampling
 
 
@@ -235,8 +239,9 @@ def resolve_key(raw: dict, key: str) -> str:
     if len(matches) > 1:
         # 'rtt' means link.rtt unless a flow group sets its own rtt: prefer the one key present
         present = [p for p in matches if _get(raw, p) is not None]
-        if len(present) == 1:
-            return present[0]
+        groups = raw.get("flows") if isinstance(raw.get("flows"), list) else []
+        if len(present) == 1 and not (present[0].startswith("flows.") and len(groups) > 1):
+            return present[0]  # (one group's own key of several would change that group alone)
         # 'loss' means link.loss when neither it nor a group's own loss is written
         shared = [p for p in matches if not p.startswith("flows.")]
         if not present and len(shared) == 1 and shared[0] != "cc":
@@ -337,7 +342,7 @@ def identity(raw: dict, name: str) -> str:
     if isinstance(measured.get("link"), dict) and "shaper" not in measured["link"]:
         # the default shaper is part of what runs measure (runs made before link.shaper
         # existed used htb and must not be resumed with another)
-        measured["link"] = dict(measured["link"], shaper=DEFAULT_SHAPER)
+        measured["link"] = dict(measured["link"], shaper=TRACE_SHAPER if "trace" in measured["link"] else DEFAULT_SHAPER)
     if isinstance(measured.get("link"), dict) and "trace" in measured["link"]:
         # a trace is measured by what it holds, not by its path: the same path may hold another
         named = measured["link"]["trace"]
@@ -348,16 +353,7 @@ def identity(raw: dict, name: str) -> str:
 
 
 def load_raw(path: Path) -> dict:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise SpecError(f"{path}: not valid YAML{where}") from None
+    raw = yaml_loader.read(path)  # every key once, UTF-8, no tabs: else one line naming the problem
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: expected a mapping at the top level")
     return raw
@@ -374,7 +370,11 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         if not isinstance(profile, dict):
             raise SpecError("quick: expected a mapping of key to value")
         for key, value in profile.items():
-            set_path(raw, resolve_key(raw, str(key)), value)
+            try:
+                path = resolve_key(raw, str(key))
+            except SpecError as exc:  # said as the profile's key, not as a --set the user never typed
+                raise SpecError(str(exc).replace(f"--set {key}:", f"quick.{key}:", 1)) from None
+            set_path(raw, path, value)
     for text in overrides:
         key, value = parse_override(text)
         set_path(raw, resolve_key(raw, key), value)
@@ -395,7 +395,10 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     sysctls = _sysctls(raw.get("sysctls"))
     sampling = _sampling(raw.get("sampling"))
 
+    if isinstance(raw["link"], dict):
+        aqms.check_blocks(raw["link"])
     axes = _axes(raw)
+    strict.check_sweeps(axes)
     labels = _labels(list(axes))
     axes_labels = list(labels.values())
     points = []
@@ -407,8 +410,10 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         link = _link(concrete["link"])
         pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
         flows = _flows(concrete["flows"], concrete.get("cc"))
+        aqms.check_ecn(link.aqm, "aqm" in concrete["link"], [g.ecn for g in flows])
         for rep in range(1, repeat + 1):
             points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
+    strict.check_points(points, startup_given="startup" in (raw.get("sampling") or {}))
     return Experiment(
         name=name,
         title=str(raw.get("title", name)),
@@ -431,4 +436,10 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
 
 
 def load(path: Path, overrides: list[str] = (), quick: bool = False) -> Experiment:
-    return build(load_raw(path), overrides, quick, default_name=path.stem)
+    """The experiment file PATH (with --set OVERRIDES and the quick profile when QUICK), also
+    checked as a file: its quick profile and its claims on its own grid (strict.check_file)."""
+    raw = load_raw(path)
+    exp = build(raw, overrides, quick, default_name=path.stem)
+    strict.check_file(raw, exp, lambda quick: build(raw, quick=quick, default_name=path.stem),
+                      narrowed=bool(overrides) or quick, quick=quick)
+    return exp

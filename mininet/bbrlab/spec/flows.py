@@ -13,15 +13,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import units
+from . import ccs, units
 from . import workload as workloads
 from .checks import check_keys as _check_keys
 from .checks import count as _count
 from ..errors import SpecError
 
-FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload"}
+FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload", "ecn"}
 # what a group of many short flows (`workload`) takes besides it: one sender sends them all
-WORKLOAD_FLOW_KEYS = {"cc", "start", "rtt", "loss", "class", "workload"}
+WORKLOAD_FLOW_KEYS = {"cc", "start", "rtt", "loss", "class", "workload", "ecn"}
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,17 @@ class FlowGroup:
     loss: float | None = None  # the group's own random loss on its data direction (else link.loss)
     name: str | None = None  # the class's name in figures and reports (`class`)
     workload: workloads.Workload | None = None  # many short flows (workload.py) instead of COUNT long ones
+    ecn: bool = False  # the senders ask for ECN (tcp_ecn=1), so an AQM marks instead of dropping
 
 
 def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
     if not isinstance(raw, list) or not raw:
         raise SpecError("flows: expected a non-empty list of flow groups")
+    own = [f"flows.{i} ({group['cc']})" for i, group in enumerate(raw) if isinstance(group, dict) and "cc" in group]
+    if default_cc is not None and len(own) == len(raw):
+        # its points would run the groups' own CCs under the top-level cc's labels
+        raise SpecError(f"cc: no flow group takes the top-level cc: {' and '.join(own)} "
+                        f"{'names its' if len(own) == 1 else 'name their'} own; give cc in one place")
     groups = []
     for i, group in enumerate(raw):
         key = f"flows.{i}"
@@ -50,17 +56,21 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
             where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
             raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
+        ccs.check(cc, f"{key}.cc" if "cc" in group or default_cc is None else "cc")
         name = group.get("class")
         if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
             raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
         loss = units.fraction(group["loss"], f"{key}.loss") if group.get("loss") is not None else None
         rtt = units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None
         start = units.duration(group.get("start", "0s"), f"{key}.start")
+        ecn = group.get("ecn", False)
+        if not isinstance(ecn, bool):
+            raise SpecError(f"{key}.ecn: expected true or false, got {ecn!r}")
         if "workload" in group:
             for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
                 raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
                                 f"are the workload's: {key}.workload)")
-            groups.append(FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name,
+            groups.append(FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name, ecn=ecn,
                                     workload=workloads.parse(group["workload"], f"{key}.workload")))
             continue
         ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
@@ -76,7 +86,7 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
                       if group.get("duration") is not None else None),
             until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
             size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-            rtt=rtt, loss=loss, name=name,
+            rtt=rtt, loss=loss, name=name, ecn=ecn,
         )
         last_start = flow.start + (flow.count - 1) * flow.stagger
         if flow.until is not None and flow.until <= last_start:

@@ -8,9 +8,10 @@ Every error names the key that is wrong (spec.py reads the rest of the file).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from . import aqm as aqms
 from . import traces, units
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
@@ -20,12 +21,16 @@ from ..errors import SpecError
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
 PAYLOAD_BYTES = 1448  # TCP payload of a full segment (MSS with timestamps): 0.956 of a frame
-SHAPERS = ("netem", "htb", "tbf")  # the bottleneck's designs (shapers.py)
-DEFAULT_SHAPER = "netem"  # chosen by measurement: README "The bottleneck"
+SHAPERS = ("netem", "htb", "tbf", "cake")  # the bottleneck's designs (shapers.py; cake: CAKE's own shaper)
+DEFAULT_SHAPER = "netem"  # chosen by measurement: docs/design.md "The bottleneck"
+# A trace's rate changes must reach the packets already queued: htb applies the rate in force
+# when a packet leaves; netem fixes a packet's departure when it is queued (measured: it
+# delivered 0.56 of an LTE trace behind a 1.25 MB buffer), so it is refused with a trace.
+TRACE_SHAPER = "htb"
 LOSS_DIRECTIONS = ("data", "both")
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
              "shaper", "trace", "trace_interval", "delay_variation", "slot", "slot_max", "slot_packets",
-             "slot_bytes", "slot_on"}
+             "slot_bytes", "slot_on"} | aqms.LINK_KEYS
 SLOT_KEYS = ("slot_max", "slot_packets", "slot_bytes", "slot_on")
 SLOT_DIRECTIONS = ("ack", "data")
 
@@ -89,6 +94,7 @@ class Link:
     # packets' order kept (topo.py): the base RTT stays the path's smallest RTT.
     delay_variation: float = 0.0
     slot: Slot | None = None
+    aqm: aqms.Aqm = aqms.Aqm()  # the buffer's queue discipline (aqm.py): fifo unless given
 
     @property
     def round_trip_loss(self) -> float:
@@ -182,6 +188,17 @@ def _slot(raw: dict) -> Slot | None:
     return Slot(_choice(raw.get("slot_on", "ack"), SLOT_DIRECTIONS, "link.slot_on"), low, high, packets, size)
 
 
+def _default_shaper(raw: dict) -> str:
+    """The shaper a link gets when it names none: netem for a droptail buffer, else the one
+    measured best for its AQM (aqm.py)."""
+    if "trace" in raw:
+        return TRACE_SHAPER
+    kind = raw.get("aqm", aqms.FIFO)
+    if kind == aqms.FIFO or not isinstance(kind, str):
+        return DEFAULT_SHAPER
+    return aqms.DEFAULT_SHAPER.get(kind, aqms.DEFAULT_AQM_SHAPER)
+
+
 def parse(raw: Any) -> Link:
     """`link:` of a concrete grid point (no sweep lists left) -> Link."""
     raw = _check_keys(raw, LINK_KEYS, "link")
@@ -213,18 +230,30 @@ def parse(raw: Any) -> Link:
         burst=burst_bytes,
         burst_time=burst_time,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
-        shaper=_choice(raw.get("shaper", DEFAULT_SHAPER), SHAPERS, "link.shaper"),
+        shaper=_choice(raw.get("shaper", _default_shaper(raw)), SHAPERS, "link.shaper"),
         trace=trace.path if trace else None,
         trace_interval=trace_interval,
         delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
         slot=_slot(raw),
     )
+    link = replace(link, aqm=aqms.parse(raw, link.buffer_packets * FRAME_BYTES))
+    if link.shaper == "netem" and link.aqm.kind != aqms.FIFO:
+        raise SpecError(f"link.shaper: netem holds the packets its rate delays in its own queue, so {link.aqm.kind} "
+                        "under it would never see a queue (measured): give link.shaper: htb or tbf"
+                        + (", or cake" if link.aqm.kind == "cake" else "") + " (or leave it out)")
+    if link.shaper == "cake" and link.aqm.kind != "cake":
+        raise SpecError(f"link.shaper: cake is CAKE's own shaper, but link.aqm is {link.aqm.kind} "
+                        "(give link.aqm: cake, or another shaper)")
+    if link.trace and link.shaper == "netem":
+        raise SpecError("link.shaper: netem cannot replay a trace: it fixes each packet's departure when the "
+                        "packet is queued, so a rate that rises later cannot speed up what waits (measured: "
+                        f"0.56 of the trace delivered); leave shaper out ({TRACE_SHAPER}) or give htb or tbf")
     if link.jitter and link.delay_variation:
         raise SpecError("link.delay_variation: give it or link.jitter, not both (jitter reorders packets, "
                         "delay_variation keeps their order)")
-    if link.shaper == "netem" and "burst" in raw and burst != "auto":
-        raise SpecError("link.burst: netem's rate has no burst (it catches up after a late timer by itself); "
-                        "give link.shaper: htb or tbf to set one")
+    if link.shaper in ("netem", "cake") and "burst" in raw and burst != "auto":
+        raise SpecError(f"link.burst: {link.shaper}'s rate has no burst (it schedules each packet's departure "
+                        "and catches up after a late timer by itself); give link.shaper: htb or tbf to set one")
     if link.buffer_packets < 2:
         raise SpecError(f"link.buffer: {link.buffer.label()} is under 2 packets at this rate and RTT")
     if link.jitter > link.rtt * link.forward_share + 1e-12:

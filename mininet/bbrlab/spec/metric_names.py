@@ -61,7 +61,12 @@ METRICS: dict[str, tuple[str, str]] = {
     # the bottleneck
     "queue_p50_pkts": ("pkt", "median backlog of the bottleneck's queue"),
     "queue_max_pkts": ("pkt", "highest backlog of the bottleneck's queue"),
-    "bottleneck_drops": ("count", "packets the bottleneck's queue dropped"),
+    "bottleneck_drops": ("count", "packets the bottleneck's queue dropped (an AQM's drops and overflows)"),
+    "queue_delay_p50_ms": ("ms", "median wait in the bottleneck's queue after startup: its backlog at the link rate"),
+    "queue_delay_p95_ms": ("ms", "95th percentile wait in the bottleneck's queue after startup"),
+    "aqm_ce_marks": ("count", "packets the AQM marked with ECN's CE instead of dropping them (tc -s)"),
+    "aqm_delay_p50_ms": ("ms", "median of the AQM's own queue-delay reading (CAKE's average sojourn, "
+                         "CoDel's last sojourn, PIE's estimate)"),
     "link_busy": ("fraction", "frames sent / (rate x time) after the startup period"),
     "link_delivery_by_rate": ("list", "per configured rate: what the link sent while packets waited"),
     "link_delivery": ("fraction", "the lowest of link_delivery_by_rate"),
@@ -75,6 +80,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "adapt_targets_mbps": ("list", "the rate each change's adaptation is judged against"),
     "adapt_times_s": ("list", "how long the flows took to follow each change"),
     "adapt_time_max_s": ("s", "the longest of adapt_times_s"),
+    # why a metric is null, in words the verdict gives instead of "missing"
+    "why_missing": ("mapping", "metric name -> why it has no value (adapt_time_max_s: the change whose "
+                    "new rate the flows never held 85% of for 1 s)"),
     # the emulator's CPU
     "cpu_busy_mean": ("fraction", "mean busy share of all CPUs while the flows ran"),
     "cpu_busy_max": ("fraction", "highest busy share of all CPUs"),
@@ -150,4 +158,4 @@ ALL_METRICS = {**METRICS, **CLASS_LISTS, **TRACE_METRICS, **FCT_METRICS, **FCT_L
 
 # What a claim can bound (min/max) or divide by (relative_to): the numbers.
 CLAIMABLE = tuple(dict.fromkeys(name for name, (unit, _) in {**ALL_METRICS, **CLASS_METRICS}.items()
-                                if unit not in ("list", "bool")))
+                                if unit not in ("list", "bool", "mapping")))

@@ -32,15 +32,16 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from . import units
+from .root import ROOT
 from ..errors import SpecError
 
 OPPORTUNITY_BITS = 1500 * 8
-REPO = Path(__file__).resolve().parents[3]
+REPO = ROOT
 # Where `$BBRLAB_TRACES` points when it is not set: a `shared/traces` folder beside the
 # repository (the project's own layout). Point it at Mahimahi's traces/ folder instead.
 TRACES_VARIABLE = "BBRLAB_TRACES"
 DEFAULT_TRACES = REPO.parent / "shared" / "traces"
-DEFAULT_INTERVAL = 0.010  # s; see README "Link traces" for why 10 ms
+DEFAULT_INTERVAL = 0.010  # s; see docs/field.md "Link traces" for why 10 ms
 
 
 class TraceError(SpecError):

@@ -16,7 +16,13 @@ _NUMBER = r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)"
 # "bps"-style units are refused: tc reads "mbps" as megabytes per second, people as megabits.
 _RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 RATE_SPELLINGS = "bit, kbit, Mbit, Gbit"
+# The lowest rate the bottleneck is shaped at. tc takes whole bit/s (and its qdiscs whole
+# bytes/s): 0.5bit would be written as 0bit, which is no limit at all; at 1 kbit/s a
+# full-size packet already takes 12 s to send.
+MIN_RATE = 1000.0
 _TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
+_HOURS = ("h", "hr", "hour", "hours")  # not a unit here: no run is that long, and the time units stop at min
+_BITS = {"k": "kbit", "m": "Mbit", "g": "Gbit"}  # the unit a kbps-style spelling probably meant
 TIME_SPELLINGS = "us, ms, s, min"
 # Sizes are case-exact on the B: a lower-case b reads as bits to many people.
 _SIZE_UNITS = {
@@ -52,12 +58,19 @@ def rate(value: object, key: str) -> float:
         raise SpecError(f"{key}: {_show(value)} needs a unit: did you mean {number:g}Mbit? "
                         f"(rates take {RATE_SPELLINGS})")
     if unit.lower() not in _RATE_UNITS:
-        why = " (tc reads mbps as megabytes per second)" if re.search(r"(?i)bps|b/s", unit) else ""
+        bytes_per_second = re.fullmatch(r"(?i)([kmg]?)bps", unit)
+        why = ""
+        if bytes_per_second:  # as the user wrote it: tc reads 10kbps as 10 kilobytes per second
+            prefix = {"": "", "k": "kilo", "m": "mega", "g": "giga"}[bytes_per_second.group(1).lower()]
+            why = f" (tc reads {unit} as {prefix}bytes per second)"
         raise SpecError(f"{key}: {_show(value)} needs a rate unit{why}: write {RATE_SPELLINGS}, "
-                        f"e.g. {number:g}Mbit")
+                        f"e.g. {number:g}{_BITS.get(unit[:1].lower(), 'Mbit')}")
     bps = number * _RATE_UNITS[unit.lower()]
     if bps <= 0:
         raise SpecError(f"{key}: rate must be positive, got {value!r}")
+    if bps < MIN_RATE:
+        raise SpecError(f"{key}: {_show(value)} is below {fmt_rate(MIN_RATE)}, the lowest rate the testbed "
+                        "shapes (tc takes whole bit/s, and 0bit means no limit at all)")
     return bps
 
 
@@ -66,6 +79,9 @@ def duration(value: object, key: str, allow_zero: bool = True) -> float:
     number, unit = _split(value, key, "a time", "40ms")
     if not unit:
         raise _bare(value, number, key, "ms")
+    if unit.lower() in _HOURS:
+        raise SpecError(f"{key}: {_show(value)}: hours are not a unit here (time units: {TIME_SPELLINGS}); "
+                        f"write {number * 60:g}min")
     if unit.lower() not in _TIME_UNITS:
         raise SpecError(f"{key}: {_show(value)} needs a time unit: write {TIME_SPELLINGS}, e.g. {number:g}ms")
     seconds = number * _TIME_UNITS[unit.lower()]

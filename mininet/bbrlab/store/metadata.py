@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 from .. import __version__
+from ..spec.root import ROOT
 from .results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = ROOT
 
 
 def _first_line(argv: list[str]) -> str | None:
@@ -75,6 +76,31 @@ def system() -> dict:
     }
 
 
+def _cc_module(cc: str) -> str:
+    """What implements congestion control CC in this kernel: its module's srcversion (a hash of
+    its source), "built-in" (reno; cubic on Debian), or "absent"."""
+    version = _read(f"/sys/module/tcp_{cc}/srcversion")
+    if version:
+        return version
+    try:
+        found = subprocess.run(["modinfo", "-F", "srcversion", f"tcp_{cc}"], capture_output=True, text=True,
+                               timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if found.returncode == 0:
+        return found.stdout.strip() or "built-in"
+    return "built-in" if cc in ((_read("/proc/sys/net/ipv4/tcp_available_congestion_control") or "").split()) \
+        else "absent"
+
+
+def testbed(ccs: set[str]) -> dict:
+    """What the flows of a run ran on beyond its spec: the kernel (release and build) and the
+    build of each congestion control it uses. Runs on different testbeds never resume into
+    or merge with each other: `bbr` on two kernels, or two builds of one module, may differ."""
+    return {"kernel": platform.release(), "kernel_version": platform.version(),
+            "congestion_controls": {cc: _cc_module(cc) for cc in sorted(ccs)}}
+
+
 def new_run(exp, digest: str, cli: list[str]) -> dict:
     return {
         "format": FORMAT_VERSION,
@@ -88,6 +114,7 @@ def new_run(exp, digest: str, cli: list[str]) -> dict:
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "points_total": len(exp.points),
         "system": system(),
+        "testbed": testbed({g.cc for p in exp.points for g in p.flows}),
         "status": "new",
     }
 

@@ -98,24 +98,28 @@ class RunDir:
         return cls(path)
 
     @classmethod
-    def find_resumable(cls, root: Path, experiment: str, digest: str, shard: dict | None = None) -> "RunDir | None":
+    def find_resumable(cls, root: Path, experiment: str, digest: str, shard: dict | None = None,
+                       testbed: dict | None = None) -> "RunDir | None":
         """The newest unfinished run of EXPERIMENT with the same spec, if any (SHARD: of the
-        same part of the grid, shard.record; None: a run of the whole grid)."""
-        for path, meta in cls._same_spec(root, experiment, digest, shard):
+        same part of the grid, shard.record; None: a run of the whole grid), measured on
+        TESTBED (metadata.testbed; None: on any)."""
+        for path, meta in cls._same_spec(root, experiment, digest, shard, testbed):
             if meta.get("status") != "complete":
                 return cls(path)
         return None
 
     @classmethod
-    def find_same_spec(cls, root: Path, experiment: str, digest: str,
-                       shard: dict | None = None) -> "tuple[RunDir, bool] | None":
-        """The newest run of EXPERIMENT with the same spec (and SHARD), and whether it is complete."""
-        for path, meta in cls._same_spec(root, experiment, digest, shard):
+    def find_same_spec(cls, root: Path, experiment: str, digest: str, shard: dict | None = None,
+                       testbed: dict | None = None) -> "tuple[RunDir, bool] | None":
+        """The newest run of EXPERIMENT with the same spec (and SHARD, and TESTBED), and
+        whether it is complete."""
+        for path, meta in cls._same_spec(root, experiment, digest, shard, testbed):
             return cls(path), meta.get("status") == "complete"
         return None
 
     @classmethod
-    def _same_spec(cls, root: Path, experiment: str, digest: str, shard: dict | None = None):
+    def _same_spec(cls, root: Path, experiment: str, digest: str, shard: dict | None = None,
+                   testbed: dict | None = None):
         """(path, run.json) of EXPERIMENT's runs that measure what identity DIGEST does,
         newest first, and run the part of the grid SHARD names (None: the whole grid; a
         shard is never resumed into another, nor the whole grid into a shard). A run whose
@@ -127,6 +131,8 @@ class RunDir:
             except ValueError:
                 continue
             if meta.get("measurement", 2) != MEASUREMENT or meta.get("shard") != shard:
+                continue
+            if not _same_testbed(meta, testbed):
                 continue
             if meta.get("spec_hash") == digest or cls(path).identity() == digest:
                 yield path, meta
@@ -239,3 +245,13 @@ class RunDir:
 
     def series(self, point_id: str) -> dict:
         return read_json(self.points_dir / point_id / "series.json")
+
+
+def _same_testbed(meta: dict, current: dict | None) -> bool:
+    """Whether run.json META was measured on testbed CURRENT (metadata.testbed; None: on any).
+    A run written before runs recorded their testbed is matched by its kernel release."""
+    if current is None:
+        return True
+    if "testbed" in meta:
+        return meta["testbed"] == current
+    return (meta.get("system") or {}).get("kernel") == current["kernel"]

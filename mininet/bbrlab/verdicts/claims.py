@@ -22,55 +22,18 @@ from collections import defaultdict
 
 from ..analysis import classes, stats
 from ..analysis.analyze import LINK_DELIVERY_MIN
-from ..errors import SpecError
-from ..spec.claims import NUMERIC_PARAMS as _NUMERIC
-from ..spec.claims import Claim
-
-
-def _bdps(value, key: str) -> float:
-    """`buffer_bdp: 8` (a number of BDPs, as metrics give the buffer)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SpecError(f"{key}: expected a number of BDPs, got {value!r}")
-    return float(value)
-
-
-_NUMERIC["buffer_bdp"] = _bdps
+from ..spec.claims import Claim, selects, typed
 
 
 def facts(record: dict) -> dict:
     """What `where` can select on: the point's sweep parameters, typed."""
     result = {}
     for key, value in record["params"].items():
-        result[key] = _NUMERIC[key](value, key) if key in _NUMERIC else value
+        result[key] = typed(key, value)
     ccs = sorted({g["cc"] for g in record["flows"]})
     result.setdefault("cc", ccs[0] if len(ccs) == 1 else "+".join(ccs))
     result.setdefault("loss", record["metrics"].get("loss", 0.0))
     return result
-
-
-def _matches(fact: dict, where: dict) -> bool:
-    for key, want in where.items():
-        if key not in fact:
-            return False
-        have = fact[key]
-        parse = _NUMERIC.get(key)
-        if isinstance(want, dict):
-            for bound, limit in want.items():
-                limit = parse(limit, f"where.{key}.{bound}") if parse else limit
-                if bound == "min" and not have >= limit - 1e-12:
-                    return False
-                if bound == "max" and not have <= limit + 1e-12:
-                    return False
-                if bound not in ("min", "max"):
-                    raise SpecError(f"where.{key}: unknown bound {bound!r} (use min, max)")
-        else:
-            options = want if isinstance(want, list) else [want]
-            if parse:
-                if not any(abs(have - parse(o, f"where.{key}")) < 1e-12 for o in options):
-                    return False
-            elif str(have) not in [str(o) for o in options]:
-                return False
-    return True
 
 
 def _selects(record: dict, where: dict) -> bool:
@@ -83,17 +46,9 @@ def _selects(record: dict, where: dict) -> bool:
         fact["buffer_bdp"] = float(buffer["value"])
     elif mets.get("bdp_pkts"):
         fact["buffer_bdp"] = round(mets["buffer_pkts"] / mets["bdp_pkts"], 2)
-    ccs = sorted({g["cc"] for g in record["flows"]})
-    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": ccs,
+    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": sorted({g["cc"] for g in record["flows"]}),
                "class": [g.get("name") or f"g{i + 1}" for i, g in enumerate(record["flows"])]}
-    rest = {}
-    for key, want in where.items():
-        if (key in ("group", "class") or (key == "cc" and len(ccs) > 1)) and not isinstance(want, dict):
-            if not any(str(o) in present[key] for o in (want if isinstance(want, list) else [want])):
-                return False
-        else:
-            rest[key] = want
-    return _matches(fact, rest)
+    return selects(fact, present, where)
 
 
 def _params_key(record: dict) -> tuple:
@@ -168,8 +123,11 @@ def _judged(check: dict, claim: Claim, iv: stats.Interval, shown: float = 1.0) -
                 high=round(iv.high * shown, 4), n=iv.n, status=stats.classify(iv, claim.min, claim.max))
 
 
-def _missing(check: dict, metric: str) -> dict:
-    return dict(check, value=None, n=0, status=stats.FAILS, note=f"{metric} missing")
+def _missing(check: dict, metric: str, records: list[dict] = ()) -> dict:
+    """CHECK failed for want of METRIC: why, when the analysis said (metrics' why_missing)."""
+    why = next((r["metrics"].get("why_missing", {}).get(metric) for r in records
+                if r["metrics"].get("why_missing", {}).get(metric)), None)
+    return dict(check, value=None, n=0, status=stats.FAILS, note=f"{metric}: {why}" if why else f"{metric} missing")
 
 
 def _point_check(claim: Claim, group: list[dict]) -> dict:
@@ -180,14 +138,14 @@ def _point_check(claim: Claim, group: list[dict]) -> dict:
     values = _by_repetition(group, claim.metric, claim.where)
     if not claim.relative_to:
         if not values:
-            return _missing(check, claim.metric)
+            return _missing(check, claim.metric, group)
         return _judged(dict(check, bound=_bound_text(claim, None)), claim, stats.interval(list(values.values())))
     scales = {rep: s for rep, s in _by_repetition(group, claim.relative_to, claim.where).items() if s > 0}
     if not scales:
-        return _missing(check, claim.relative_to)
+        return _missing(check, claim.relative_to, group)
     reps = [rep for rep in values if rep in scales]
     if not reps:
-        return _missing(check, claim.metric)
+        return _missing(check, claim.metric, group)
     shown = sum(scales[rep] for rep in reps) / len(reps)
     return _judged(dict(check, bound=_bound_text(claim, shown)), claim,
                    stats.interval([values[rep] / scales[rep] for rep in reps]), shown)
@@ -203,7 +161,7 @@ def _ratio_check(claim: Claim, group: list[dict], other: list[dict]) -> dict:
     theirs = _by_repetition(other, claim.metric, {**claim.where, **(claim.vs or {})})
     reps = [rep for rep in mine if theirs.get(rep)]
     if not reps:
-        return _missing(check, claim.metric)
+        return _missing(check, claim.metric, group + other)
     num = sum(mine[rep] for rep in reps) / len(reps)
     den = sum(theirs[rep] for rep in reps) / len(reps)
     return _judged(dict(check, bound=_bound_text(claim, None), detail=f"{num:.4g} / {den:.4g}"), claim,
