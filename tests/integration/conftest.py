@@ -51,7 +51,7 @@ def leftovers() -> list[str]:
               if re.search(r"mininet:(snd|rcv|r1|r2)|iperf3 -[sc]", line)]
     qdiscs = json.loads(subprocess.run(["tc", "-j", "qdisc", "show"], capture_output=True, text=True,
                                        check=True).stdout or "[]")
-    found += [f"qdisc {q['kind']} on {q.get('dev')}" for q in qdiscs if q["kind"] in ("netem", "htb")]
+    found += [f"qdisc {q['kind']} on {q.get('dev')}" for q in qdiscs if q["kind"] in ("netem", "htb", "cake")]
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     found += [f"netns {n}" for n in netns.split() if n.startswith("bbrlab")]
     return found

@@ -368,6 +368,8 @@ def _summary(point: Point, shorts: tuple, schedule) -> dict:
         "pacing": point.pacing,
         "shaper": link.shaper,
     }
+    if link.aqm.kind != "fifo":
+        summary["aqm"] = link.aqm.label()
     if shorts:
         summary["rate_bps"] = link.rate
         summary["workloads"] = {w.cls: w.describe(link.rate).strip() for w in shorts}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import plots_fct, plots_field, plots_links, plots_loss, plots_paper
+from . import plots_aqm, plots_fct, plots_field, plots_links, plots_loss, plots_paper
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ PLOTS = {kind.name: kind for kind in (
              plots_links.aggregation_goodput),
     PlotKind("jitter_goodput", "goodput against the delay variation per CC and base RTT, the emulator's noise shaded",
              plots_links.jitter_goodput),
+    PlotKind("aqm_latency", "per CC, CDFs of a sparse probe's RTT and the flows' own RTT under load, one colour "
+             "per AQM; goodput and the queue's median delay below", plots_aqm.aqm_latency, ("rtt", "flows")),
     PlotKind("fct_cdf", "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
              plots_fct.fct_cdf, ("shortflows",)),
 )}

@@ -15,6 +15,7 @@ from .legends import clear_legends
 from .plot_kinds import PLOTS
 from .plots_fct import workload_line  # classes of short flows, when the point has them
 from ..errors import BbrlabError
+from ..spec.link import Buffer
 from ..store.results import RunDir, write_atomic
 
 
@@ -54,13 +55,14 @@ def _params_line(records: list[dict], axes: dict) -> str:
     buffer = s["buffer"]
     if "rate" in axes or "rtt" in axes:  # the packet count differs per point: say what was asked
         spec_buffer = records[0]["link"]["buffer"]
-        buffer = {"pkt": "{:g} pkt", "bdp": "{:g} BDP", "bytes": "{:g} B"}[spec_buffer["unit"]].format(
-            spec_buffer["value"])
+        buffer = Buffer(spec_buffer["value"], spec_buffer["unit"]).label()
     if "buffer" in axes:  # a buffer sweep: its values, not the first point's
         buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
             f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
-            + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else "")
+            + (f"queue {shown('aqm', s.get('aqm', 'fifo'))} (shaper per AQM), " if "aqm" in axes else
+               (f"queue {s['aqm']}, " if "aqm" in s else "")
+               + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else ""))
             + (shorts if shorts and not flows else f"{flows} flow{'s' if flows > 1 else ''}{dur}"))
 
 

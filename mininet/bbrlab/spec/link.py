@@ -40,7 +40,7 @@ class Buffer:
     """The bottleneck queue: packets, bytes, or a multiple of the BDP."""
 
     value: float
-    unit: str  # "pkt", "bytes" or "bdp"
+    unit: str  # "pkt", "bytes", "bdp" or "time" (seconds of the rate: how head-end buffers are quoted)
 
     def packets(self, rate_bps: float, rtt_s: float) -> int:
         if self.unit == "pkt":
@@ -48,9 +48,13 @@ class Buffer:
         # no clamping here: Link validation must see (and refuse) a buffer under 2 packets
         if self.unit == "bdp":
             return round(self.value * rate_bps * rtt_s / 8 / MTU_BYTES)
+        if self.unit == "time":
+            return round(self.value * rate_bps / 8 / FRAME_BYTES)
         return int(self.value // MTU_BYTES)
 
     def label(self) -> str:
+        if self.unit == "time":
+            return units.fmt_time(self.value)
         return {"pkt": f"{self.value:g} pkt", "bdp": f"{self.value:g} BDP", "bytes": f"{self.value:g} B"}[self.unit]
 
 
@@ -115,7 +119,7 @@ class Link:
         return self.buffer_packets * FRAME_BYTES * 8 / (rate_bps or self.rate)
 
 
-BUFFER_UNITS = "pkt, bdp, or bytes like 5000B/64KB"
+BUFFER_UNITS = "pkt, bdp, bytes like 5000B/64KB, or a time at the rate like 800ms"
 
 
 def _buffer(value: Any, key: str) -> Buffer:
@@ -129,6 +133,8 @@ def _buffer(value: Any, key: str) -> Buffer:
         return Buffer(number, unit)
     if not isinstance(value, bool) and re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):
         raise SpecError(f"{key}: {text} needs a unit ({BUFFER_UNITS})")
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?(us|ms|s)", text):  # how long the full buffer takes to drain
+        return Buffer(units.duration(text, key, allow_zero=False), "time")
     try:
         return Buffer(float(units.size(value, key)), "bytes")
     except SpecError:

@@ -1,0 +1,55 @@
+"""The AQM figure: the probe's and the flows' latency per AQM, goodput and queue delay below."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bbrlab.emulation import topo
+from bbrlab.output import plot_kinds, plots, plots_aqm
+from bbrlab.spec import experiment as spec
+from bbrlab.store.results import RunDir, write_json
+
+pytest.importorskip("matplotlib")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+# per AQM: (the probe's RTT, the flow's srtt, its goodput, the queue's delay), as measured in kind
+SHAPE = {"fifo": (250.0, 252.0, 9.4, 210.0), "fq_codel": (41.0, 46.0, 9.3, 4.0), "cake": (41.5, 47.0, 9.2, 4.5)}
+
+
+def aqm_run(tmp_path):
+    exp = spec.load(EXPERIMENTS / "figure5-aqm.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        probe, srtt, goodput, delay = SHAPE[point.params["aqm"]]
+        plan = topo.build_plan(point)
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {
+            "base_rtt_ms": 40.0, "link_mbps": 10.0, "steady_goodput_mbps": goodput, "queue_delay_p50_ms": delay})
+        times = [i * 0.5 for i in range(40)]
+        write_json(rundir.points_dir / point.id / "series.json", {
+            "rtt": {"g1": [[t, probe + (t % 2)] for t in times]},
+            "flows": {"f1": {"cc": point.flows[0].cc, "srtt_ms": [[t, srtt] for t in times]}}})
+    return exp, rundir
+
+
+def test_the_latencies_leave_out_startup_and_come_per_aqm(tmp_path):
+    exp, rundir = aqm_run(tmp_path)
+    records = rundir.point_records()
+    fq = next(r for r in records if plots_aqm.aqm_of(r) == "fq_codel")
+    probe, flows = plots_aqm.latencies(rundir, fq, exp.points[0].sampling.startup)
+    assert len(probe) == len(flows) == 30 and min(probe) == 41.0 and set(flows) == {46.0}  # startup: 5 s
+    assert {plots_aqm.aqm_of(r) for r in records} == {"fifo", "fq_codel", "cake"}
+
+
+def test_the_figure_has_a_column_per_cc_and_a_line_per_aqm(tmp_path):
+    exp, rundir = aqm_run(tmp_path)
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["aqm_latency"].draw(plt, exp, rundir, rundir.point_records())
+    cdf_bbr, cdf_cubic = fig.axes[0], fig.axes[1]
+    labels = cdf_cubic.get_legend_handles_labels()[1]
+    assert "fq_codel: probe (ping), median 42 ms" in labels and "droptail FIFO: CUBIC's own RTT (ss), median 252 ms" in labels
+    assert cdf_bbr.get_title() == "BBR flow: latency under load"
+    plt.close(fig)
