@@ -251,7 +251,7 @@ def test_buffer_packets_scale_with_bdp():
     ("0.01bdp", "0.01 BDP is under 2 packets"),
     ("2KB", "2000 B is under 2 packets"),
     ("100B", "100 B is under 2 packets"),
-    (5000, "link.buffer: 5000 needs a unit (pkt, bdp, or bytes like 5000B/64KB)"),
+    (5000, "link.buffer: 5000 needs a unit (pkt, bdp, bytes like 5000B/64KB, or a time at the rate like 800ms)"),
     ("5000", "5000 needs a unit (pkt, bdp"),
     ("1.5pkt", "positive packet count"),
     ("0pkt", "positive packet count"),
