@@ -156,7 +156,7 @@ def envelope(records: list[dict]) -> dict:
                     row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
             row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc)]
             for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
-                         "cpu_core_busy_max"):
+                         "cpu_core_busy_max") + (("queue_delay_p50_ms",) if cc == "cubic" else ()):
                 if mets.get(name) is not None:
                     row[name] = max(row.get(name, mets[name]), mets[name])
         if row.get("link_delivery") is None and row.get("steady_link_efficiency") is not None:
