@@ -22,9 +22,15 @@
 #   --no-add  build the .box if needed, print its path, and leave Vagrant alone
 #             (vm/arm64-check.sh boots the image with qemu directly)
 #
+# The amd64 box carries two kernels: Debian's own (6.1, booted by default) and the
+# testbed's 6.12 with BBRv3 (vm/build-kernel.sh, built natively and cached by the
+# hash of its inputs; the box's hash includes it). Its Vagrantfile boots the one
+# BBRLAB_KERNEL names at `vagrant up`: "debian" (default) or "bbr3".
+#
 # Environment: BBRLAB_CACHE (default /var/cache/bbrlab), VAGRANT_HOME (default
 # $BBRLAB_CACHE/vagrant.d), BBRLAB_DEBIAN_MIRROR (default
-# http://deb.debian.org/debian), BBRLAB_BOX_DISK_GB (default 10).
+# http://deb.debian.org/debian), BBRLAB_BOX_DISK_GB (default 10),
+# BBRLAB_BBR3_KERNEL (default 1; 0: a box without the BBRv3 kernel).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -112,7 +118,13 @@ packages=$(role_packages) || die "cannot read the package lists from ansible/rol
 noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
 arch_key=""
 [[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
-hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"}; } | sha256sum | cut -c1-16)
+# The BBRv3 kernel (amd64): its cache directory's name is the hash of its inputs.
+bbr3_kernel=""
+if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-1} != 0 ]]; then
+    bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
+fi
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
+    ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
 box_file=$cache/boxes/$box_prefix-$hash.box
 
 box_is_current() {
@@ -179,12 +191,21 @@ write_box_vagrantfile() { # write_box_vagrantfile FILE
     [[ $arch == arm64 ]] && machine='
     libvirt.machine_type = "virt"
     libvirt.machine_arch = "aarch64"'
+    local choose='
+  kernel = ENV.fetch("BBRLAB_KERNEL", "debian")
+  abort "BBRLAB_KERNEL must be debian or bbr3, got #{kernel.inspect}" unless %w[debian bbr3].include?(kernel)
+  suffix = kernel == "bbr3" ? "-bbr3" : ""'
+    [[ -n $bbr3_kernel ]] || choose='
+  kernel = ENV.fetch("BBRLAB_KERNEL", "debian")
+  abort "BBRLAB_KERNEL=bbr3: this box was built without the BBRv3 kernel (vm/build-box.sh with BBRLAB_BBR3_KERNEL=1)" if kernel == "bbr3"
+  suffix = ""'
     cat >"$1" <<RUBY
-# Box built by bbrlab's vm/build-box.sh ($arch): boots Debian's kernel directly.
-Vagrant.configure("2") do |config|
+# Box built by bbrlab's vm/build-box.sh ($arch): boots a kernel directly, Debian's own
+# or (BBRLAB_KERNEL=bbr3) the testbed's 6.12 with BBRv3.
+Vagrant.configure("2") do |config|$choose
   config.vm.provider :libvirt do |libvirt|
-    libvirt.kernel = File.expand_path("../vmlinuz", __FILE__)
-    libvirt.initrd = File.expand_path("../initrd.img", __FILE__)
+    libvirt.kernel = File.expand_path("../vmlinuz#{suffix}", __FILE__)
+    libvirt.initrd = File.expand_path("../initrd#{suffix}.img", __FILE__)
     libvirt.cmd_line = "$cmd_line"
     libvirt.disk_bus = "virtio"$machine
   end
@@ -210,11 +231,25 @@ SH
     chmod 0755 "$root/etc/initramfs-tools/hooks/bbrlab-virtio"
 }
 
+stock_release() { # stock_release ROOT: the release of Debian's own kernel in ROOT
+    find "$1/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -v -- '-bbrlab' | sort -V | tail -n1
+}
+
+install_bbr3_kernel() { # install_bbr3_kernel ROOT: the testbed's 6.12 kernel beside Debian's
+    local root=$1 image
+    image=$(find "$bbr3_kernel" -maxdepth 1 -name 'linux-image-*.deb' ! -name '*-dbg_*' | head -n1)
+    [[ -n $image ]] || die "no linux-image package in $bbr3_kernel (vm/build-kernel.sh)"
+    cp "$image" "$root/tmp/"
+    timed "install the BBRv3 kernel" logged "$build_root/bbr3-kernel.log" \
+        chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 dpkg -i "/tmp/$(basename "$image")"
+    rm -f "$root/tmp/$(basename "$image")"
+}
+
 build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at native speed
     # for the box's kernel (the role then only loads it); without it the role builds
     # it in the guest, or says why it cannot.
     local root=$1 release series version tools added=() pkg
-    release=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n1)
+    release=$(stock_release "$root")
     series=$(cut -d. -f1,2 <<<"$release")
     # shellcheck disable=SC2016 # dpkg's format, not the shell's
     version=$(chroot "$root" dpkg-query -W -f='${Version}' "linux-image-$release")
@@ -270,6 +305,9 @@ EOF
     timed "chroot apt-get install" logged "$build_root/apt.log" \
         chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
         "apt-get update -q && apt-get install -y -q --no-install-recommends $provision_packages ${packages//$'\n'/ } && apt-get clean"
+    if [[ -n $bbr3_kernel ]]; then
+        install_bbr3_kernel "$root"
+    fi
     if [[ $arch == "$host_arch" ]]; then
         build_noagg "$root"
     else
@@ -281,17 +319,29 @@ EOF
     for mnt in dev/pts dev sys proc; do umount "$root/$mnt"; done
 
     local kernel initrd
-    kernel=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
-    initrd=$(find "$root/boot" -maxdepth 1 -name 'initrd.img-*' | sort -V | tail -n1)
+    local stock
+    stock=$(stock_release "$root")
+    kernel=$root/boot/vmlinuz-$stock
+    initrd=$root/boot/initrd.img-$stock
+    [[ -f $kernel && -f $initrd ]] || kernel="" initrd=""
     [[ -n $kernel && -n $initrd ]] || die "no kernel/initrd in the root file system"
     mkdir -p "$build_root/box"
     cp "$kernel" "$build_root/box/vmlinuz"
     cp "$initrd" "$build_root/box/initrd.img"
+    local files=(metadata.json Vagrantfile box.img vmlinuz initrd.img) bbr3
+    if [[ -n $bbr3_kernel ]]; then
+        bbr3=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -name '*-bbrlab*' -printf '%f\n' | head -n1)
+        [[ -n $bbr3 && -f $root/boot/vmlinuz-$bbr3 && -f $root/boot/initrd.img-$bbr3 ]] ||
+            die "the BBRv3 kernel's vmlinuz/initrd are not in the root file system"
+        cp "$root/boot/vmlinuz-$bbr3" "$build_root/box/vmlinuz-bbr3"
+        cp "$root/boot/initrd.img-$bbr3" "$build_root/box/initrd-bbr3.img"
+        files+=(vmlinuz-bbr3 initrd-bbr3.img)
+    fi
     timed "mkfs.ext4 -d" mkfs.ext4 -q -F -L root -d "$root" "$build_root/disk.raw" "${disk_gb}G"
     timed "qemu-img convert" qemu-img convert -c -O qcow2 "$build_root/disk.raw" "$build_root/box/box.img"
     printf '{"provider":"libvirt","format":"qcow2","virtual_size":%s}\n' "$disk_gb" >"$build_root/box/metadata.json"
     write_box_vagrantfile "$build_root/box/Vagrantfile"
-    tar -C "$build_root/box" -cf "$box_file.tmp" metadata.json Vagrantfile box.img vmlinuz initrd.img
+    tar -C "$build_root/box" -cf "$box_file.tmp" "${files[@]}"
     mv "$box_file.tmp" "$box_file"
     log "box written to $box_file ($(du -h "$box_file" | cut -f1)); build took $(( $(now) - t_all ))s"
 }
@@ -311,6 +361,11 @@ remove_stale_box_volumes() {
 if [[ -f $box_file ]]; then
     log "cached box $box_file is current (inputs hash $hash)"
 else
+    if [[ -n $bbr3_kernel ]] && ! "$here/build-kernel.sh" --status >/dev/null; then
+        # the kernel build prints its own stages and says which step failed and why
+        timed "the BBRv3 kernel build" "$here/build-kernel.sh" >&2 ||
+            die "the BBRv3 kernel did not build (above); BBRLAB_BBR3_KERNEL=0 builds a box with Debian's kernel only"
+    fi
     ls "$cache/boxes/$box_prefix"-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
     build_box
     find "$cache/boxes" -name "$box_prefix-*.box" ! -name "$box_prefix-$hash.box" -delete

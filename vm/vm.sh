@@ -13,6 +13,8 @@
 #   vm/vm.sh pull             copy the guest's results/ into the host's results/
 #                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
+#   vm/vm.sh kernel debian|bbr3  reboot the VM into Debian's 6.1 kernel or the testbed's
+#                             6.12 with BBRv3 (both are in the box), and provision it
 #   vm/vm.sh ssh-config       the VM's ssh settings (host "default"), for ssh -F and Ansible
 #   vm/vm.sh destroy          destroy the VM, its volumes, and stop what we started
 #
@@ -20,7 +22,8 @@
 # Vagrant home ($BBRLAB_CACHE/vagrant.d, outside /root so libvirt-qemu can read
 # the box's kernel) and the pid files of the daemons this script started.
 # BBRLAB_LIBVIRT_DRIVER forces kvm or qemu (default: probed). BBRLAB_VM_CPUS and
-# BBRLAB_VM_MEMORY size the VM (see Vagrantfile).
+# BBRLAB_VM_MEMORY size the VM (see Vagrantfile). BBRLAB_KERNEL (debian or bbr3)
+# picks the kernel `up` boots.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -240,6 +243,22 @@ do_up() {
     fi
 }
 
+do_kernel() { # do_kernel debian|bbr3: boot the VM into that kernel (both are in the box)
+    need_root kernel
+    local want=${1:-}
+    [[ $want == debian || $want == bbr3 ]] || die "usage: vm/vm.sh kernel debian|bbr3"
+    require_running
+    # the box's Vagrantfile reads BBRLAB_KERNEL when the domain starts; provisioning then
+    # loads what that kernel offers (tcp_bbr3 on the BBRv3 kernel)
+    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --provision 2>&1 | quiet_progress >&2
+    local running
+    running=$(vagrant_q ssh -c 'uname -r' 2>/dev/null | tr -d '\r' | tail -n1)
+    if [[ $want == bbr3 && $running != *-bbrlab* ]] || [[ $want == debian && $running == *-bbrlab* ]]; then
+        die "the VM runs kernel $running after the reload, not the $want one"
+    fi
+    log "the VM runs kernel $running"
+}
+
 require_running() {
     [[ $(machine_state) == running ]] || die "the VM is not running: run vm/vm.sh up first"
 }
@@ -357,7 +376,8 @@ case $cmd in
     push) do_push ;;
     pull) do_pull ;;
     provision-check) step provision-check do_provision_check ;;
+    kernel) step kernel do_kernel "$@" ;;
     ssh-config) require_running; vagrant_q ssh-config ;;
     destroy) step destroy do_destroy ;;
-    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|ssh-config|destroy" ;;
+    *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|kernel debian|bbr3|ssh-config|destroy" ;;
 esac

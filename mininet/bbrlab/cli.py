@@ -426,6 +426,7 @@ def cmd_preflight(args) -> int:
 
     preflight.check({"bbr", "cubic"}, pacing_fq=True, lossy=True)
     print("preflight: ok (root, tools, Python modules, netem/htb/fq/prio qdiscs, u32 filters, bbr and cubic)")
+    print(preflight.kernel_line())
     return 0
 
 

@@ -295,3 +295,12 @@ def test_bbr_model_of_a_flow_still_in_startup_or_too_short_for_a_steady_state():
                      "bw_held_share": None}
     with pytest.raises(ValueError):
         bbr_model([], steady_from=0.0)
+
+
+def test_retransmit_rate_counts_originals_and_retransmissions():
+    from bbrlab.analysis.metrics import retransmit_rate
+
+    rows = [{"retransmits": 10, "sent_bytes": 1448 * 990}, {"retransmits": 0, "sent_bytes": 1448 * 1000},
+            {"retransmits": None, "sent_bytes": 1448 * 50}]
+    assert retransmit_rate(rows, 1448) == round(10 / 2000, 6)
+    assert retransmit_rate([{"retransmits": 3}], 1448) is None

@@ -128,6 +128,7 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
         "seconds": round(seconds, 3), "bytes": server.bytes_received,
         "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(flow_steady / 1e6, 4),
         "retransmits": client.retransmits, "completion_s": round(seconds, 3) if flow.size else None,
+        "sent_bytes": client.bytes_sent,
         # reordering the sender detected (a counter: its last sample holds the total)
         "reord_seen": max((s.reord_seen for s in ss), default=0),
     }
@@ -169,6 +170,7 @@ def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_by
     out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
                                  out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
+    out["retransmit_rate"] = m.retransmit_rate(flow_rows, PAYLOAD_BYTES)
     out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
 
 

@@ -13,6 +13,7 @@ Pure: it reads the rows and series analysis has built, nothing else.
 from __future__ import annotations
 
 from . import metrics as m
+from ..spec.link import PAYLOAD_BYTES
 from ..spec.metric_names import CLASS_LISTS, CLASS_METRICS, CLASS_SELECTORS, RTT_PERCENTILES  # noqa: F401
 
 # The tables of what this module writes and what a claim may read of a class live with
@@ -32,6 +33,7 @@ def _class(rows: list[dict], srtts: list[float], total_steady: float, capacity_m
         # of what the link can carry as TCP payload
         "capacity_share": round(steady / capacity_mbps, 4) if capacity_mbps > 0 else None,
         "retransmits": sum(r["retransmits"] or 0 for r in rows),
+        "retransmit_rate": m.retransmit_rate(rows, PAYLOAD_BYTES),
     }
     for q in RTT_PERCENTILES:
         out[f"srtt_p{q}_ms"] = round(m.percentile(srtts, q), 3) if srtts else None

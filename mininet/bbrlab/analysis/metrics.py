@@ -485,3 +485,15 @@ def bbr_model(samples: Sequence[tuple[float, float, float]], steady_from: float)
         "bw_held_share": (sum(n for n in runs if n >= HELD_SAMPLES) / len(steady)
                           if len(steady) >= HELD_SAMPLES else None),
     }
+
+
+def retransmit_rate(rows: Sequence[dict], segment_bytes: int) -> float | None:
+    """Retransmitted segments / segments sent (each flow's bytes sent in SEGMENT_BYTES
+    segments, plus its retransmissions), over ROWS (flows with "retransmits" and
+    "sent_bytes"); None when no flow says both."""
+    known = [r for r in rows if r.get("retransmits") is not None and r.get("sent_bytes")]
+    if not known:
+        return None
+    retrans = sum(r["retransmits"] for r in known)
+    sent = sum(r["sent_bytes"] for r in known) / segment_bytes + retrans
+    return round(retrans / sent, 6) if sent > 0 else None

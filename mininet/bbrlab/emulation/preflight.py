@@ -43,6 +43,34 @@ VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these 
            "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")
 
 
+BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 patch: boot it with "
+             "`BBRLAB_KERNEL=bbr3 vagrant up` (or `BBRLAB_KERNEL=bbr3 vm/vm.sh up`; the box vm/build-box.sh builds "
+             "carries it, built by vm/build-kernel.sh, whose packages install on any Debian 12 host)")
+
+
+def kernel_line() -> str:
+    """The kernel and the BBRs it offers, by name and module (`bbrlab preflight`)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            offered = f.read().split()
+    except OSError:
+        offered = []
+    for cc in ("bbr3", "bbr_noagg"):  # loaded on demand: ask for them
+        if cc not in offered:
+            _run(["modprobe", "-q", f"tcp_{cc}"])
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            offered = f.read().split()
+    except OSError:
+        pass
+    bbrs = {"bbr": "Linux's BBR v1", "bbr3": "BBRv3", "bbr_noagg": "BBR v1 without the ACK-aggregation allowance"}
+    have = [f"{cc} ({what})" for cc, what in bbrs.items() if cc in offered]
+    lacking = [cc for cc in bbrs if cc not in offered]
+    return (f"kernel {platform.release()}: " + ", ".join(have or ["no BBR"])
+            + (f"; not offered here: {', '.join(lacking)}" if lacking else "")
+            + f" (all offered: {' '.join(offered)})")
+
+
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
     """Run ARGV; a program that is not installed (modprobe without kmod) is a failed run."""
     try:
@@ -95,6 +123,8 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: s
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
                         f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
+    if "bbr3" in cc_missing:
+        problems.append(BBR3_HINT)
     if "bbr_noagg" in cc_missing:
         problems.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
                         "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "

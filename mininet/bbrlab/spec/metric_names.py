@@ -30,6 +30,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "payload_capacity_mbps": ("Mbit/s", "what the link carries as TCP payload (1448-byte segments)"),
     "steady_link_efficiency": ("fraction", "steady_goodput_mbps / payload_capacity_mbps"),
     "retransmits": ("count", "segments the senders retransmitted"),
+    "retransmit_rate": ("fraction", "retransmitted segments / segments sent (1448-byte segments plus retransmissions)"),
     # BBR's model (one BBR flow)
     "bbr_bw_p50_mbps": ("Mbit/s", "BBR's median bandwidth estimate after startup"),
     "bbr_bw_held_share": ("fraction", "share of samples where BBR's estimate held still"),
@@ -104,6 +105,7 @@ CLASS_METRICS: dict[str, tuple[str, str]] = {
     "share": ("fraction", "the class's share of what every flow delivered after startup"),
     "capacity_share": ("fraction", "the class's steady goodput / payload_capacity_mbps"),
     "retransmits": ("count", "segments the class's senders retransmitted"),
+    "retransmit_rate": ("fraction", "the class's retransmitted segments / segments sent"),
     **{f"srtt_p{q}_ms": ("ms", f"{q}th percentile of the class's smoothed RTT (ss) after startup")
        for q in RTT_PERCENTILES},
 }
