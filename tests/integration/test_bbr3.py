@@ -1,0 +1,62 @@
+"""The testbed's BBRv3 kernel for real: bbr (v1), bbr3 and bbr_noagg side by side on one
+kernel, and v3 retransmitting less than v1 where IETF 101 says v1 loses most (two flows in
+a 0.5-BDP buffer).
+
+These run on the BBRv3 kernel (`vm/vm.sh kernel bbr3`; tests/run.sh does it after the
+other integration tests, with BBRLAB_EXPECT_BBR3=1 so a kernel without bbr3 fails them).
+On Debian's kernel they are skipped.
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, RESULTS, by_point, fresh_quick
+
+AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def _offered() -> set[str]:
+    for module in ("tcp_bbr", "tcp_bbr3", "tcp_bbr_noagg"):
+        subprocess.run(["modprobe", "-q", module], check=False)
+    return set(AVAILABLE.read_text().split())
+
+
+EXPECTED = os.environ.get("BBRLAB_EXPECT_BBR3") == "1"
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
+    pytest.mark.skipif(not EXPECTED and "bbr3" not in _offered(),
+                       reason="runs on the BBRv3 kernel: vm/vm.sh kernel bbr3 (BBRLAB_KERNEL=bbr3 vagrant up)"),
+]
+
+
+def test_the_kernel_offers_v1_v3_and_noagg_under_their_own_names():
+    offered = _offered()
+    assert {"bbr", "bbr3", "bbr_noagg", "cubic", "reno"} <= offered, offered
+    describe = {m: subprocess.run(["modinfo", "-F", "description", m], capture_output=True, text=True,
+                                  check=True).stdout.strip() for m in ("tcp_bbr", "tcp_bbr3", "tcp_bbr_noagg")}
+    assert "v3" in describe["tcp_bbr3"].lower() or "bbrv3" in describe["tcp_bbr3"].lower(), describe
+    assert "v3" not in describe["tcp_bbr"].lower(), describe  # bbr is v1 on every kernel
+    versions = {m: subprocess.run(["modinfo", "-F", "srcversion", m], capture_output=True, text=True,
+                                  check=True).stdout.strip() for m in ("tcp_bbr", "tcp_bbr3")}
+    assert versions["tcp_bbr"] != versions["tcp_bbr3"]
+
+
+def test_preflight_names_the_kernel_and_both_bbrs():
+    proc = subprocess.run([str(REPO / "bbrlab"), "preflight"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stdout.strip().splitlines()[-1]
+    assert line.startswith(f"kernel {os.uname().release}: ") and "-bbrlab" in line
+    assert "bbr (Linux's BBR v1)" in line and "bbr3 (BBRv3)" in line
+
+
+def test_v3_retransmits_less_than_v1_in_a_shallow_buffer():
+    rundir = fresh_quick("v3-shallow", RESULTS / "bbr3")
+    points = by_point(rundir)
+    v1, v3 = points["cc=bbr"]["metrics"], points["cc=bbr3"]["metrics"]
+    assert v1["retransmit_rate"] > 0.005, v1["retransmit_rate"]  # v1 overflows half a BDP in every round
+    assert v3["retransmit_rate"] < v1["retransmit_rate"] / 2, (v3["retransmit_rate"], v1["retransmit_rate"])
+    assert v3["steady_utilization"] > 0.8, v3["steady_utilization"]
+    meta = rundir.path / "run.json"
+    assert "-bbrlab" in meta.read_text()  # the run records the kernel it ran on
