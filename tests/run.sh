@@ -3,6 +3,7 @@
 #
 # Stages (each prints its duration; the first failure stops the suite, exit non-zero):
 #   deps         host packages: Vagrant, libvirt, qemu, debootstrap, linters (apt)
+#                (then "vm up" starts in the background, beside lint, unit and host)
 #   lint         yamllint, ansible-lint, flake8, shellcheck, vagrant validate
 #   unit         offline unit tests on captured tool output (pytest, on this host)
 #   host         what this host's kernel can do, and that the preflight says so
@@ -66,8 +67,13 @@ report() {
     echo "  total        $(($(date +%s) - suite_t0))s" >&2
 }
 
-vm_started=0
+vm_started=0 vm_pid="" vm_log=""
 cleanup() {
+    if [[ -n $vm_pid ]] && kill -0 "$vm_pid" 2>/dev/null; then # a bring-up still under way
+        kill -- "-$vm_pid" 2>/dev/null || kill "$vm_pid" 2>/dev/null || true
+        wait "$vm_pid" 2>/dev/null || true
+    fi
+    [[ -z $vm_log ]] || rm -f "$vm_log" "$vm_log.took"
     if ((vm_started && !keep_vm)); then
         echo "==== destroy" >&2
         "$vm" destroy || echo "tests/run.sh: warning: vm/vm.sh destroy failed" >&2
@@ -93,13 +99,31 @@ integration() {
         python3 -m pytest -v -p no:cacheprovider -rs --durations=12 "${pytest_k[@]}" tests/integration
 }
 
+vm_up_wait() { # the background bring-up's end: its output, how long it took, its status
+    local rc=0
+    wait "$vm_pid" || rc=$?
+    vm_pid=""
+    cat "$vm_log" >&2
+    echo "tests/run.sh: the VM came up in $(cat "$vm_log.took" 2>/dev/null || echo ?)s, beside lint, unit and host" >&2
+    return "$rc"
+}
+
 stage deps "$vm" deps --test-tools
+if ((with_vm)); then
+    # The box (and the BBRv3 kernel it carries), the daemons and `vagrant up` take the
+    # longest: they run while the host-side stages do, in a process group of their own.
+    vm_started=1
+    vm_log=$(mktemp)
+    # shellcheck disable=SC2016 # the inner shell expands them
+    setsid bash -c 't0=$(date +%s); "$1" up; rc=$?; echo $(( $(date +%s) - t0 )) >"$2"; exit "$rc"' \
+        vm-up "$vm" "$vm_log.took" >"$vm_log" 2>&1 &
+    vm_pid=$!
+fi
 stage lint lint
 stage unit pytest_here tests/unit
 stage host pytest_here tests/host
 if ((with_vm)); then
-    vm_started=1
-    stage "vm up" "$vm" up
+    stage "vm up" vm_up_wait
     stage idempotence "$vm" provision-check
     integration_rc=0
     timed integration integration || integration_rc=$?
