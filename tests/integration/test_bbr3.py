@@ -60,3 +60,15 @@ def test_v3_retransmits_less_than_v1_in_a_shallow_buffer():
     assert v3["steady_utilization"] > 0.8, v3["steady_utilization"]
     meta = rundir.path / "run.json"
     assert "-bbrlab" in meta.read_text()  # the run records the kernel it ran on
+    # v3's own state over time, read from tcp_bbr_info over netlink (ss cannot decode it)
+    v3_flows = rundir.series(points["cc=bbr3"]["id"])["flows"].values()
+    assert v3_flows and all(f.get("bbr_version") == 3 for f in v3_flows)
+    phases = {phase for f in v3_flows for _, phase in f["bbr_phase"]}
+    assert phases & {"PROBE_BW_UP", "PROBE_BW_DOWN", "PROBE_BW_CRUISE", "PROBE_BW_REFILL"}, phases
+    assert any(f.get("bbr_inflight_hi_pkts") for f in v3_flows)
+    v1_flows = rundir.series(points["cc=bbr"]["id"])["flows"].values()
+    assert all(f.get("bbr_version") == 1 for f in v1_flows)  # bbr stays v1 on the BBRv3 kernel
+    proc = subprocess.run([str(REPO / "bbrlab"), "plot", str(rundir.path), "--kind", "bbr_state"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 3), proc.stderr
+    assert (rundir.path / "v3-shallow-bbr_state.png").stat().st_size > 10_000

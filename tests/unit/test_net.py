@@ -100,10 +100,13 @@ def test_a_changed_sysctl_is_set_and_read_back_alone(testbed):
 
 def test_traffic_programs_left_in_another_namespace_are_recognized():
     """cleanup_leftovers kills these when their host shell is gone (a client started as the
-    run was interrupted): iperf3 by name, the short-flow programs by their script."""
+    run was interrupted): iperf3 by name, the short-flow programs and the BBR state
+    sampler by their script."""
     assert net._is_traffic([b"iperf3", b"-c", b"10.0.3.2", b"-t", b"15"])
     assert net._is_traffic([b"/usr/bin/iperf3", b"-s", b"-p", b"5201"])
     assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/traffic/shortflows.py", b"sink"])
+    assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/traffic/bbr_diag.py", b"--peer",
+                            b"10.0.3.2:5201", b"--interval", b"0.5"])
     assert not net._is_traffic([b"/usr/bin/python3", b"-m", b"bbrlab", b"run", b"figure5"])
     assert not net._is_traffic([b"sshd:", b"vagrant"])
     assert not net._is_traffic([])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import aqm_metrics, classes, fct, mathis, parsers, trace_metrics
+from . import aqm_metrics, bbr_state, classes, fct, mathis, parsers, trace_metrics
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
@@ -122,6 +122,11 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
         "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
         "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
     }
+    # BBR's own state over netlink (bbr_diag.py, one file per sender host): v3's phase and
+    # bounds, which ss cannot decode
+    name = bbr_state.raw_name(flow.sender)
+    flow_series.update(bbr_state.flow_series(bbr_state.parse_bbr_diag(_read(raw / name), name),
+                                             f"{flow.dst}:{flow.port}", t0))
     row = {
         "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
         "data_start_s": round(offset, 3),

@@ -26,7 +26,8 @@ from .topo import Plan
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
 HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
 INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
-SHORTFLOWS_PROGRAM = b"shortflows.py"  # run by path by shortflow_traffic.py (a floor above)
+# programs of our own run by path inside the hosts (by shortflow_traffic.py and sampling.py, a floor above)
+OWN_PROGRAMS = (b"shortflows.py", b"bbr_diag.py")
 
 
 def _netns_inode(pid: int) -> int | None:
@@ -37,9 +38,10 @@ def _netns_inode(pid: int) -> int | None:
 
 
 def _is_traffic(cmdline: list[bytes]) -> bool:
-    """A traffic program of a run: iperf3, or a short-flow program (shortflows.py)."""
+    """A traffic program of a run: iperf3, a short-flow program (shortflows.py) or a BBR
+    state sampler (bbr_diag.py)."""
     return bool(cmdline) and (Path(cmdline[0].decode(errors="replace")).name == "iperf3"
-                              or any(part.endswith(SHORTFLOWS_PROGRAM) for part in cmdline[1:2]))
+                              or any(part.endswith(OWN_PROGRAMS) for part in cmdline[1:2]))
 
 
 def cleanup_leftovers() -> list[str]:

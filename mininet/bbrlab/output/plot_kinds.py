@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import plots_aqm, plots_fct, plots_field, plots_links, plots_loss, plots_paper
+from . import plots_aqm, plots_bbr, plots_fct, plots_field, plots_links, plots_loss, plots_paper
 
 
 @dataclass(frozen=True)
@@ -51,4 +51,6 @@ PLOTS = {kind.name: kind for kind in (
              "per AQM; goodput and the queue's median delay below", plots_aqm.aqm_latency, ("rtt", "flows")),
     PlotKind("fct_cdf", "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
              plots_fct.fct_cdf, ("shortflows",)),
+    PlotKind("bbr_state", "per BBR flow over time: its phase (v3's own; v1's from its pacing gain), cwnd and "
+             "inflight_hi (packets), smoothed RTT; v1 and v3 in their own colours", plots_bbr.bbr_state, ("flows",)),
 )}

@@ -7,6 +7,7 @@ from __future__ import annotations
 STYLE = {
     "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
     "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},
+    "bbr3": {"color": "#e6550d", "marker": "p", "label": "BBRv3"},
     "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
     "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
     "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},

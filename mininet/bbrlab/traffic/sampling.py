@@ -1,29 +1,46 @@
-"""Samplers that watch a running point: ping RTT, ss -tin per sender, the bottleneck's
-backlog from tc, CPU utilization, and tcpdump when packets are asked for.
+"""Samplers that watch a running point: ping RTT, ss -tin per sender, BBR's own state over
+netlink (bbr_diag.py) per host sending a BBR flow, the bottleneck's backlog from tc, CPU
+utilization, and tcpdump when packets are asked for.
 
-Each sampler writes its tool's raw output to a file (parsed later by parsers.py), so a
-run keeps the evidence and metrics can be recomputed. The shell loop below is a fixed
-string; the values it needs (address, interval) are passed as arguments.
+Each sampler writes its tool's raw output to a file (parsed later by parsers.py; BBR's by
+bbr_state.py), so a run keeps the evidence and metrics can be recomputed. The shell loop
+below is a fixed string; the values it needs (address, interval) are passed as arguments.
 
 Sampling must not load the emulator: under software virtualization starting one process
 costs ~0.1 s of CPU, so a 10 Hz loop of `date; tc; sleep` alone took most of two CPUs
 (measured). Hence: ONE long-lived `tc -batch` process answers every queue sample, the ss
 loop uses bash's own clock and sleep (one process per sample), and ss has its own,
-slower interval.
+slower interval; BBR's state comes from ONE long-lived process per sender host, on ss's
+interval.
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+from . import bbr_diag
 from ..emulation.topo import Plan
 
 # `read -t` on a pipe nobody writes to is a sleep without a process.
 SS_LOOP = ('exec 3<> <(:); while :; do echo "### $EPOCHREALTIME"; '
            'ss -H -t -i -n state established dst "$1"; read -t "$2" -u 3 || :; done')
+BBR_DIAG = Path(bbr_diag.__file__).resolve()  # run by path inside the hosts, as shortflows.py is
+
+
+def bbr_diag_commands(plan: Plan, raw_dir: Path, interval: float) -> list[tuple[str, list[str], str]]:
+    """(host, argv, log file name) of ONE BBR state sampler per host that sends a BBR flow,
+    watching that host's BBR flows only: points without BBR pay no CPU for it."""
+    commands = []
+    for host in sorted({f.sender for f in plan.flows if f.cc.startswith("bbr")}):
+        peers = sorted(f"{f.dst}:{f.port}" for f in plan.flows if f.sender == host and f.cc.startswith("bbr"))
+        argv = [sys.executable, str(BBR_DIAG), *(a for p in peers for a in ("--peer", p)),
+                "--interval", f"{interval:g}", "--out", str(raw_dir / bbr_diag.RAW_NAME.format(host=host))]
+        commands.append((host, argv, f"bbr-{host}.log"))
+    return commands
 
 
 class QueueSampler(threading.Thread):
@@ -130,6 +147,8 @@ class Samplers:
         for flow in self.plan.flows:  # (short flows: too many and too short for ss)
             self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
                         f"ss-{flow.id}.txt")
+        for host, argv, log in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):
+            self._spawn(host, argv, log)  # stopped with the others: SIGTERM ends it after a sample
         bn = self.plan.bottleneck
         self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
                                   self.interval)

@@ -1,0 +1,102 @@
+"""The BBR state figure, drawn from a synthetic run of v3-shallow (--quick: v1 and v3 points):
+a column per BBR flow, its phase, cwnd with inflight_hi, and RTT; v1 and v3 in their colours."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bbrlab.emulation import topo
+from bbrlab.output import plot_kinds, plots, plots_bbr, style
+from bbrlab.spec import experiment as spec
+from bbrlab.store.results import RunDir, write_json
+
+pytest.importorskip("matplotlib")
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+TIMES = [round(i * 0.25, 2) for i in range(61)]  # 15 s at 4 samples a second
+BDP = 67  # packets: 20 Mbit/s x 40 ms in 1500-byte packets
+
+
+def v1_phase(t: float) -> str:
+    if t < 1.0:
+        return "STARTUP"
+    if t < 1.25:
+        return "DRAIN"
+    if 10.0 <= t < 10.25:
+        return "PROBE_RTT"
+    return ("PROBE_BW_UP", "PROBE_BW_DOWN", "PROBE_BW_CRUISE", "PROBE_BW_CRUISE")[int(t * 4) % 4]
+
+
+def v3_phase(t: float) -> str:
+    if t < 1.0:
+        return "STARTUP"
+    if t < 1.5:
+        return "DRAIN"
+    if 6.0 <= t < 6.25 or 11.0 <= t < 11.25:
+        return "PROBE_RTT"
+    cycle = (t - 1.5) % 2.5  # a bandwidth probe every 2-3 s
+    return ("PROBE_BW_REFILL" if cycle < 0.25 else "PROBE_BW_UP" if cycle < 0.75
+            else "PROBE_BW_DOWN" if cycle < 1.0 else "PROBE_BW_CRUISE")
+
+
+def flow_series(cc: str, n: int) -> dict:
+    v3 = cc == "bbr3"
+    phase = v3_phase if v3 else v1_phase
+    cwnd = [[t, 4 if phase(t) == "PROBE_RTT" else (10 + 40 * t if t < 1 else 2 * BDP - 10 * n)] for t in TIMES]
+    flow = {"cc": cc, "bbr_version": 3 if v3 else 1, "bbr_phase": [[t, phase(t)] for t in TIMES], "cwnd": cwnd,
+            "srtt_ms": [[t, 40 + (8 if phase(t) == "PROBE_BW_UP" else 35 if not v3 and t > 1 else 3)] for t in TIMES]}
+    if v3:
+        flow["bbr_inflight_hi_pkts"] = [[t, 1.2 * BDP - 3 * n + (t % 2.5)] for t in TIMES if t >= 2.5]
+    return flow
+
+
+def bbr_run(tmp_path):
+    exp = spec.load(EXPERIMENTS / "v3-shallow.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {"base_rtt_ms": 40.0, "link_mbps": 20.0})
+        write_json(rundir.points_dir / point.id / "series.json", {
+            "flows": {f.id: flow_series(f.cc, n) for n, f in enumerate(plan.flows)}, "link_rate": [[0.0, 20.0]]})
+    return exp, rundir
+
+
+def test_v3_has_a_style_of_its_own():
+    assert style.style("bbr3")["label"] == "BBRv3" and style.style("bbr3")["color"] != style.style("bbr")["color"]
+    assert plots_bbr.version_style({"cc": "bbr", "bbr_version": 3}) == style.style("bbr3")  # what the kernel said
+    assert plots_bbr.version_style({"cc": "bbr3", "bbr_version": 1}) == style.style("bbr")
+
+
+def test_the_figure_has_a_column_per_bbr_flow_with_phase_cwnd_and_rtt(tmp_path):
+    exp, rundir = bbr_run(tmp_path)
+    records = rundir.point_records()
+    assert len(plots_bbr.bbr_flows(rundir, records)) == 4  # two points of two flows
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["bbr_state"].draw(plt, exp, rundir, records)
+    assert len(fig.axes) == 3 * 4
+    phase_axes = fig.axes[:4]  # the first row
+    titles = [ax.get_title() for ax in phase_axes]
+    assert sum("BBRv3 (tcp_bbr_info v3" in t for t in titles) == 2 and sum(": BBR (tcp_bbr_info v1" in t for t in titles) == 2
+    v3_col = titles.index(next(t for t in titles if "BBRv3" in t))
+    assert phase_axes[v3_col].get_lines()[0].get_color() == style.style("bbr3")["color"]
+    assert [t.get_text() for t in phase_axes[v3_col].get_yticklabels()] == list(plots_bbr.PHASES)
+    cwnd_labels = fig.axes[4 + v3_col].get_legend_handles_labels()[1]
+    assert cwnd_labels == ["cwnd (ss)", "inflight_hi (v3; none while unset)"]
+    v1_col = titles.index(next(t for t in titles if "v1" in t))
+    assert phase_axes[v1_col].get_ylabel() == "phase (v1: from pacing gain)"
+    fig.savefig(tmp_path / "bbr_state.png")
+    plt.close(fig)
+
+
+def test_points_without_bbr_state_draw_a_note_not_an_error(tmp_path):
+    exp, rundir = bbr_run(tmp_path)
+    for rec in rundir.point_records():
+        write_json(rundir.points_dir / rec["id"] / "series.json", {"flows": {"f1": {"cc": "cubic", "cwnd": []}}})
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["bbr_state"].draw(plt, exp, rundir, rundir.point_records())
+    assert any("no BBR state" in t.get_text() for ax in fig.axes for t in ax.texts)
+    plt.close(fig)
