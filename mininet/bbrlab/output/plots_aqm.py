@@ -47,7 +47,7 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
 
     ccs = sorted({cc_of(r) for r in records})
     aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in records)]
-    fig, axes = plt.subplots(2, len(ccs), figsize=(6.5 * len(ccs), 9.5), squeeze=False,
+    fig, axes = plt.subplots(2, len(ccs), figsize=(max(12.0, 6.5 * len(ccs)), 9.5), squeeze=False,
                              gridspec_kw={"height_ratios": [3, 2]})
     base = records[0]["metrics"]["base_rtt_ms"]
     startup = exp.points[0].sampling.startup if exp.points else 2.0
