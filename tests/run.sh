@@ -13,8 +13,9 @@
 #   integration  tests/integration inside the VM as root: the environment, then the
 #                experiments for real (short flows) with assertions on the paper's claims
 #   pull         the integration runs' results copied into results/ on the host
-#   kernel bbr3  the VM rebooted into the testbed's 6.12 kernel with BBRv3 (in the box
-#                beside Debian's), then tests/integration/test_bbr3.py there
+#   kernel bbr3  with BBRLAB_BBR3_KERNEL=1 (the box then carries the testbed's 6.12
+#                kernel with BBRv3 beside Debian's): the VM rebooted into it, then
+#                tests/integration/test_bbr3.py there
 #   sweep        tests/sweep.sh: a small sweep split into two shards through ansible/sweep.yml
 #                (both on the test VM, one after the other), one shard killed and resumed,
 #                the merge against an unsharded run, a mismatched merge refused
@@ -130,7 +131,7 @@ if ((with_vm)); then
     stage pull "$vm" pull # also after a failure: the evidence is in the results
     ((integration_rc == 0)) || fail integration "$integration_rc"
     stage sweep bash tests/sweep.sh # two shards on the one VM, merged, against an unsharded run
-    if "$repo/vm/build-kernel.sh" --status >/dev/null 2>&1; then
+    if [[ ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
         # the same VM on the testbed's BBRv3 kernel: bbr, bbr3 and bbr_noagg side by side
         stage "kernel bbr3" "$vm" kernel bbr3
         stage "bbr3" "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration BBRLAB_EXPECT_BBR3=1 \

@@ -22,15 +22,15 @@
 #   --no-add  build the .box if needed, print its path, and leave Vagrant alone
 #             (vm/arm64-check.sh boots the image with qemu directly)
 #
-# The amd64 box carries two kernels: Debian's own (6.1, booted by default) and the
-# testbed's 6.12 with BBRv3 (vm/build-kernel.sh, built natively and cached by the
-# hash of its inputs; the box's hash includes it). Its Vagrantfile boots the one
-# BBRLAB_KERNEL names at `vagrant up`: "debian" (default) or "bbr3".
+# With BBRLAB_BBR3_KERNEL=1 the amd64 box carries two kernels: Debian's own (6.1,
+# booted by default) and the testbed's 6.12 with BBRv3 (vm/build-kernel.sh, built
+# natively and cached by the hash of its inputs; the box's hash includes it). Its
+# Vagrantfile boots the one BBRLAB_KERNEL names at `vagrant up`: "debian" or "bbr3".
 #
 # Environment: BBRLAB_CACHE (default /var/cache/bbrlab), VAGRANT_HOME (default
 # $BBRLAB_CACHE/vagrant.d), BBRLAB_DEBIAN_MIRROR (default
 # http://deb.debian.org/debian), BBRLAB_BOX_DISK_GB (default 10),
-# BBRLAB_BBR3_KERNEL (default 1; 0: a box without the BBRv3 kernel).
+# BBRLAB_BBR3_KERNEL (default 0; 1: the box carries the BBRv3 kernel too).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -120,7 +120,7 @@ arch_key=""
 [[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
 # The BBRv3 kernel (amd64): its cache directory's name is the hash of its inputs.
 bbr3_kernel=""
-if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-1} != 0 ]]; then
+if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
 fi
 hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
@@ -197,7 +197,7 @@ write_box_vagrantfile() { # write_box_vagrantfile FILE
   suffix = kernel == "bbr3" ? "-bbr3" : ""'
     [[ -n $bbr3_kernel ]] || choose='
   kernel = ENV.fetch("BBRLAB_KERNEL", "debian")
-  abort "BBRLAB_KERNEL=bbr3: this box was built without the BBRv3 kernel (vm/build-box.sh with BBRLAB_BBR3_KERNEL=1)" if kernel == "bbr3"
+  abort "BBRLAB_KERNEL=bbr3: this box was built without the BBRv3 kernel (BBRLAB_BBR3_KERNEL=1 vm/build-box.sh)" if kernel == "bbr3"
   suffix = ""'
     cat >"$1" <<RUBY
 # Box built by bbrlab's vm/build-box.sh ($arch): boots a kernel directly, Debian's own
@@ -364,7 +364,7 @@ else
     if [[ -n $bbr3_kernel ]] && ! "$here/build-kernel.sh" --status >/dev/null; then
         # the kernel build prints its own stages and says which step failed and why
         timed "the BBRv3 kernel build" "$here/build-kernel.sh" >&2 ||
-            die "the BBRv3 kernel did not build (above); BBRLAB_BBR3_KERNEL=0 builds a box with Debian's kernel only"
+            die "the BBRv3 kernel did not build (above); without BBRLAB_BBR3_KERNEL=1 the box has Debian's kernel only"
     fi
     ls "$cache/boxes/$box_prefix"-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
     build_box

@@ -1,5 +1,5 @@
 """bbrlab's command line: list, run, plot, suite, merge, report, calibrate, export, compare,
-lab, format-doc, preflight, clean.
+lab, format-doc, preflight, clean, fetch-data.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -18,6 +18,7 @@ from .store.metadata import REPO
 from .spec.root import require
 from .spec import claim_points
 from .spec.catalog import by_name, refuse_namesakes
+from .spec.datasets import FETCH, MissingData
 from .spec.selection import parse_only, select, with_action
 
 EXPERIMENTS = REPO / "experiments"
@@ -41,7 +42,10 @@ def experiment_path(name: str) -> Path:
 
 def _load(args) -> spec.Experiment:
     path = experiment_path(args.experiment)
-    exp = spec.load(path, args.set or [], quick=args.quick)
+    try:
+        exp = spec.load(path, args.set or [], quick=args.quick)
+    except MissingData as exc:  # a trace fetch-data provides: one line naming it and the command
+        raise SpecError(f"{path.stem} {exc.needs}") from None
     refuse_namesakes(path, exp.name, EXPERIMENTS)  # two files of one name: one results folder
     return exp
 
@@ -62,6 +66,7 @@ def repetitions(exp: spec.Experiment) -> str:
 
 def cmd_list(args) -> int:
     from .runs.estimate import measured_overhead
+    from .verdicts.references import missing
 
     names = by_name(require(EXPERIMENTS))
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
@@ -75,8 +80,11 @@ def cmd_list(args) -> int:
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
             cost = measured_overhead(Path(args.results), exp.name)
             wall = f" (~{(secs + cost[0] * len(exp.points)) / 60:.0f} min wall)" if cost else ""
+            lacking = missing(exp.reference)
             print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{wall}{repetitions(exp)}  "
-                  f"{exp.title}")
+                  f"{exp.title}" + (f" -- {lacking.needs}" if lacking else ""))
+        except MissingData as exc:  # listed all the same, with what it needs and how to get it
+            print(f"{path.stem:16s} {exc.needs}")
         except SpecError as exc:
             print(f"{path.stem:16s} INVALID: {exc}")
     return 0
@@ -94,7 +102,10 @@ def _shard(args, points: list[spec.Point]) -> dict | None:
 
 
 def cmd_run(args) -> int:
+    from .runs.suite import say_missing_references
+
     exp = _load(args)
+    say_missing_references([exp])
     only = with_action(exp, parse_only(args.only), args.action, args.set)
     subset = select(exp, only) if only else list(exp.points)
     part = _shard(args, list(exp.points))
@@ -147,29 +158,30 @@ def cmd_run(args) -> int:
     return _strict_status(args, verdict)
 
 
-def suite_experiments(quick: bool = False) -> list[spec.Experiment]:
+def suite_experiments(quick: bool = False) -> tuple[list[spec.Experiment], dict[str, MissingData]]:
+    """The experiments this checkout has the data for, and {name: what it lacks} for the rest."""
     from .runs import suite
 
-    return suite.experiments(require(EXPERIMENTS), quick)
+    return suite.loadable(require(EXPERIMENTS), quick)
 
 
 def cmd_suite(args) -> int:
     from .runs import shard, suite
 
-    exps = suite_experiments(args.quick)
-    if args.experiments:
-        known = {e.name for e in exps}
-        unknown = [n for n in args.experiments if n not in known]
-        if unknown:
-            raise SpecError(f"unknown experiment(s) {', '.join(unknown)}{did_you_mean(unknown[0], known)} "
-                            f"(known: {', '.join(sorted(known))})")
-        exps = [e for e in exps if e.name in args.experiments]
+    exps, lacking = suite.chosen(*suite_experiments(args.quick), args.experiments)
+    if lacking and args.shard:  # every host must deal the same grid
+        name, exc = next(iter(lacking.items()))
+        raise SpecError(f"--shard: every host runs its part of the whole suite, but here {name} {exc.needs}")
+    suite.say_lacking(lacking, "suite: skipping")  # refused; the others run
+    if not exps:
+        return EXIT_ERROR
+    suite.say_missing_references(exps)
     parts = suite.shards(exps, shard.parse(args.shard)) if args.shard else None
     if parts is not None:  # this host's part of the whole suite's grid
         exps = [e for e in exps if e.name in parts]
     points = [p for e in exps for p in e.points if parts is None or p.id in parts[e.name]["points"]]
     _preflight(points)
-    from .output import report, summary
+    from .output import summary
     from .runs import runner
     from .store.results import read_json
 
@@ -226,7 +238,7 @@ def cmd_suite(args) -> int:
     walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
     flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
     # the whole suite: what has not run is named (nothing at all ran: no report)
-    out = report.write(root, suite_experiments()) if verdicts and parts is None else None  # shards: merged
+    out = suite.write_report(root, *suite_experiments()) if verdicts and parts is None else None  # shards: merged
     print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
           f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
     for name, v in verdicts.items():
@@ -235,6 +247,9 @@ def cmd_suite(args) -> int:
         print(f"report: {out}")
     if failed:
         print(f"bbrlab: failed to run: {', '.join(failed)}", file=sys.stderr)
+    if lacking:
+        print(f"bbrlab: not run for want of data: {', '.join(lacking)} (run `{FETCH}`)", file=sys.stderr)
+    if failed or lacking:
         return EXIT_ERROR
     if args.strict and any(v["verdict"] != "reproduced" for v in verdicts.values()):
         print("bbrlab: --strict: not every experiment reproduced", file=sys.stderr)
@@ -262,11 +277,11 @@ def cmd_merge(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .output import report
+    from .runs import suite
 
-    exps = [spec.load(experiment_path(e)) for e in args.experiments] if args.experiments else suite_experiments()
-    out = report.write(Path(args.results), exps, Path(args.out) if args.out else None)
-    print(f"report: {out}")
+    chosen = suite.load_each(list(map(experiment_path, args.experiments))) if args.experiments else suite_experiments()
+    suite.say_lacking(chosen[1], "report: leaving out")
+    print(f"report: {suite.write_report(Path(args.results), *chosen, Path(args.out) if args.out else None)}")
     return 0
 
 
@@ -430,6 +445,17 @@ def cmd_preflight(args) -> int:
     return 0
 
 
+def cmd_fetch_data(args) -> int:
+    from .runs import fetch
+
+    done, errors = fetch.lines(fetch.fetch_all(fetch.base_url(args.source)))
+    for line in done:
+        print(line)
+    for line in errors:
+        print(f"bbrlab: fetch-data: {line}", file=sys.stderr)
+    return EXIT_ERROR if errors else 0
+
+
 def cmd_clean(args) -> int:
     from .emulation.net import Lock, cleanup_leftovers
 
@@ -541,6 +567,13 @@ def parser() -> argparse.ArgumentParser:
     command("preflight", help="check root, tools and kernel features").set_defaults(func=cmd_preflight)
     command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(
         func=cmd_clean)
+    fetching = command("fetch-data", help="fetch Mahimahi's LTE traces and ReBBR's numbers (pinned commits, "
+                       "sha256 checked) into data/ in the checkout, where bbrlab reads them (or into "
+                       "$BBRLAB_TRACES and $BBRLAB_REFERENCE when they are set)")
+    fetching.add_argument("--from", dest="source", metavar="URL",
+                          help="base URL laid out as BASE/OWNER/REPO/COMMIT/PATH, e.g. a mirror or file:///DIR "
+                          "(default: $BBRLAB_DATA_URL, else https://raw.githubusercontent.com)")
+    fetching.set_defaults(func=cmd_fetch_data)
     return p
 
 

@@ -44,8 +44,8 @@ VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these 
 
 
 BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 patch: boot it with "
-             "`BBRLAB_KERNEL=bbr3 vagrant up` (or `BBRLAB_KERNEL=bbr3 vm/vm.sh up`; the box vm/build-box.sh builds "
-             "carries it, built by vm/build-kernel.sh, whose packages install on any Debian 12 host)")
+             "`BBRLAB_BBR3_KERNEL=1 BBRLAB_KERNEL=bbr3 vm/vm.sh up` (the box vm/build-box.sh then builds carries it; "
+             "vm/build-kernel.sh builds its packages, which install on any Debian 12 host)")
 
 
 def kernel_line() -> str:

@@ -15,6 +15,7 @@ from ..verdicts import claims, references
 from ..store import metadata
 from . import report_field, report_links, summary
 from ..errors import BbrlabError
+from ..spec.datasets import MissingData
 from ..store.results import RunDir, read_json, write_atomic
 from ..spec.experiment import Experiment, build, load_raw
 
@@ -44,7 +45,9 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
     series = references.series(exp.reference)  # inline, or read from its CSV by path
     if not series:
-        return []
+        lacking = references.missing(exp.reference)
+        source = exp.reference.get("source", "the reference")
+        return ["", f"Without the numbers of {source}: this report {lacking.needs}."] if lacking else []
     merged = claims.average_repetitions(records)
     ours: dict = {}
     model: dict = {column[0]: {} for column in MODEL_COLUMNS}
@@ -136,18 +139,24 @@ def _calibration_line(cal: dict | None) -> str:
             f"{_cell(cal.get('idle_rtt_error_ms'))} ms")
 
 
-def write(root: Path, experiments: list[Experiment], out: Path | None = None) -> Path:
+def write(root: Path, experiments: list[Experiment], out: Path | None = None,
+          skipped: dict[str, str] | None = None) -> Path:
     """Write the suite's report under ROOT (default ROOT/report.md) and return its path;
-    an error, and no file, when ROOT holds no finished run."""
+    an error, and no file, when ROOT holds no finished run. SKIPPED: {experiment: what it
+    needs that is not here} for those left out for want of data, named at the top."""
     out = out or root / "report.md"
-    sections, rows, missing = [], [], []
+    sections, rows, missing, skipped = [], [], [], dict(skipped or {})
     for exp in experiments:
         rundir = RunDir.newest(root, exp.name, marker="verdict.json")
         if rundir is None:
             missing.append(exp.name)
             continue
         # The spec that ran (after --quick/--set), not today's file.
-        ran = build(load_raw(rundir.path / "spec.yaml"), default_name=exp.name)
+        try:
+            ran = build(load_raw(rundir.path / "spec.yaml"), default_name=exp.name)
+        except MissingData as exc:
+            skipped[exp.name] = exc.needs
+            continue
         lines, row = section(ran, rundir, out.parent, exp.notes)  # today's notes on any run
         sections += lines
         rows.append(row)
@@ -162,6 +171,9 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None) ->
              for r in rows]
     if missing:
         head += ["", "Not run yet: " + ", ".join(missing) + "."]
+    if skipped:
+        head += ["", "Left out for want of data: " + "; ".join(f"{n} {why}" for n, why in sorted(skipped.items()))
+                 + "."]
     walls = [r["wall"] for r in rows if r["wall"]]
     if walls:
         head += ["", f"Suite wall time: {sum(walls):.0f} s."]

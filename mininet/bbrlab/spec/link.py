@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import aqm as aqms
-from . import traces, units
+from . import datasets, traces, units
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
 from .checks import count as _count
@@ -159,7 +159,7 @@ def _trace(raw: dict):
     if not 0.001 <= interval <= 1.0 or abs(interval * 1000 - round(interval * 1000)) > 1e-6:
         raise SpecError(f"link.trace_interval: expected a whole number of ms from 1ms to 1s, "
                         f"got {raw['trace_interval']!r}")
-    path = traces.resolve(raw["trace"], "link.trace")
+    path = datasets.check(traces.resolve(raw["trace"], "link.trace"), "traces", "link.trace")
     try:
         return traces.load(path), interval
     except SpecError as exc:

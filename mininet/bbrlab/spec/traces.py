@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import hashlib
+import itertools
 import math
 import os
 import random
@@ -31,16 +32,15 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from . import units
+from . import datasets, units
 from .root import ROOT
 from ..errors import SpecError
 
 OPPORTUNITY_BITS = 1500 * 8
 REPO = ROOT
-# Where `$BBRLAB_TRACES` points when it is not set: a `shared/traces` folder beside the
-# repository (the project's own layout). Point it at Mahimahi's traces/ folder instead.
-TRACES_VARIABLE = "BBRLAB_TRACES"
-DEFAULT_TRACES = REPO.parent / "shared" / "traces"
+# `$BBRLAB_TRACES` names the folder of Mahimahi's traces; when it is not set, the folders of
+# datasets.py's read order (data/traces in the checkout, then shared/traces beside it).
+TRACES_VARIABLE = datasets.KINDS["traces"].variable
 DEFAULT_INTERVAL = 0.010  # s; see docs/field.md "Link traces" for why 10 ms
 
 
@@ -132,22 +132,32 @@ def load(path: str | Path) -> Trace:
 
 
 def resolve(value: object, key: str, environ: dict | None = None) -> Path:
-    """The file a spec's trace path names: `$NAME`/`${NAME}` expanded ($BBRLAB_TRACES
-    defaults to DEFAULT_TRACES), `~` expanded, a relative path taken from the repository."""
+    """The file a spec's trace path names: `$NAME`/`${NAME}` expanded, `~` expanded, a
+    relative path taken from the repository. $BBRLAB_TRACES and $BBRLAB_REFERENCE, when not
+    set, stand for each folder of their read order (datasets.py): the first folder that
+    holds the file wins, else the first folder (whose absence its reader reports)."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"{key}: expected the path of a Mahimahi trace file, got {value!r}")
     env = dict(os.environ if environ is None else environ)
-    env.setdefault(TRACES_VARIABLE, str(DEFAULT_TRACES))
+    pattern = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+    used = {m.group(1) or m.group(2) for m in re.finditer(pattern, value)}
+    defaults = {name: [str(f) for f in datasets.folders(kind, env)]
+                for name, kind in datasets.VARIABLES.items() if name in used and not env.get(name)}
 
-    def expand(match: re.Match) -> str:
-        name = match.group(1) or match.group(2)
-        if name not in env:
-            raise SpecError(f"{key}: {value!r} uses ${name}, which is not set")
-        return env[name]
+    def path_with(values: dict) -> Path:
+        def expand(match: re.Match) -> str:
+            name = match.group(1) or match.group(2)
+            if name in values:
+                return values[name]
+            if name not in env:
+                raise SpecError(f"{key}: {value!r} uses ${name}, which is not set")
+            return env[name]
 
-    text = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", expand, value.strip())
-    path = Path(text).expanduser()
-    return path if path.is_absolute() else REPO / path
+        path = Path(re.sub(pattern, expand, value.strip())).expanduser()
+        return path if path.is_absolute() else REPO / path
+
+    candidates = [path_with(dict(zip(defaults, combo))) for combo in itertools.product(*defaults.values())]
+    return next((p for p in candidates if p.exists()), candidates[0])
 
 
 # ---------------------------------------------------------------- schedule

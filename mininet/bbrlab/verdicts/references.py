@@ -2,30 +2,45 @@
 
 An experiment's `reference:` gives its numbers inline (`series: {cc: {loss %: goodput}}`)
 or names a CSV file the project does not copy (`csv:`, e.g. ReBBR's results, read by path:
-`$BBRLAB_REFERENCE` defaults to `shared/reference` beside the repository). The CSV has the
-columns congestion_control, loss_rate (a fraction) and goodput_Mbps, as ReBBR's do.
+`$BBRLAB_REFERENCE`, when it is not set, is data/reference in the checkout, then
+shared/reference beside it; `bbrlab fetch-data` gets ReBBR's; spec/datasets.py). The CSV has
+the columns congestion_control, loss_rate (a fraction) and goodput_Mbps, as ReBBR's do.
 """
 
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
-from ..spec import traces
+from ..spec import datasets, traces
 from ..errors import SpecError
 
-REFERENCE_VARIABLE = "BBRLAB_REFERENCE"
-DEFAULT_REFERENCE = traces.REPO.parent / "shared" / "reference"
+REFERENCE_VARIABLE = datasets.KINDS["reference"].variable
 
 
 def csv_path(reference: dict) -> Path | None:
     """The file `reference.csv` names ($BBRLAB_REFERENCE expanded), or None."""
     if not reference.get("csv"):
         return None
-    env = dict(os.environ)
-    env.setdefault(REFERENCE_VARIABLE, str(DEFAULT_REFERENCE))
-    return traces.resolve(reference["csv"], "reference.csv", env)
+    return traces.resolve(reference["csv"], "reference.csv")
+
+
+def missing(reference: dict) -> datasets.MissingData | None:
+    """What the reference lacks here when its CSV is one fetch-data provides and is not
+    there (the figure and the report then go without it), else None."""
+    path = csv_path(reference)
+    try:
+        if path is not None:
+            datasets.check(path, "reference", "reference.csv")
+    except datasets.MissingData as exc:
+        return exc
+    return None
+
+
+def note(name: str, reference: dict) -> str | None:
+    """One line when experiment NAME's reference file is missing here (missing), else None."""
+    lacking = missing(reference)
+    return f"{name} is compared with no reference here: it {lacking.needs}" if lacking else None
 
 
 def read_csv(path: Path) -> dict[str, dict[float, float]]:
