@@ -6,9 +6,9 @@ each inline command) is checked on this host, without root and without the VM:
   bbrlab...`; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from a
   captured point, or a small trace, and results/ for that results root;
 - what measures runs with --dry-run added: its options and its plan are checked, nothing runs;
-- what needs root and the kernel, the VM or other hosts is left to CI (tests/run.sh) and checked
-  here as far as it goes without them: bbrlab's preflight, calibrate, clean, suite and merge
-  by their --help, which must offer every option used; the repository's scripts by their
+- what needs root and the kernel, the VM, other hosts or the network is left to CI (tests/run.sh)
+  and checked here as far as it goes without them: bbrlab's preflight, calibrate, clean, suite,
+  merge and fetch-data by their --help, which must offer every option used; the repository's scripts by their
   --help or their source, which must name every option and action used (a command a script
   runs in the VM is checked as a command of its own); vagrant, ansible-playbook, apt-get and
   the commands that fetch or place a file against the Vagrantfile, ansible/, the project's
@@ -39,7 +39,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 ELIDED = "..."  # a handout's "and so on" between two commands, not a command
 
 READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run"}  # run: with --dry-run
-LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge"}  # root and the kernel, or shards
+LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data"}  # root and the kernel, shards, the network
 DISPATCH = {"figure5.sh", "figure6.sh", "figure8.sh", "experiment.sh", "reproduce.sh"}
 MEASURING = {"all", "bbr", "cubic"}
 EXTERNAL = {"vagrant", "ansible-playbook", "apt-get", "mkdir", "tee", "echo", "wget", "git", "export", "pip", "cp",

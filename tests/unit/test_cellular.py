@@ -40,10 +40,12 @@ def test_the_trace_is_read_from_the_traces_folder_and_sets_the_rate(synthetic_tr
     assert point.link.buffer_packets == 1_250_000 // 1500
 
 
-def test_without_the_trace_the_experiment_is_one_error_naming_the_key(monkeypatch, tmp_path):
+def test_without_the_trace_the_experiment_is_one_error_naming_the_key_and_the_fetch(monkeypatch, tmp_path):
     monkeypatch.setenv("BBRLAB_TRACES", str(tmp_path))
-    with pytest.raises(SpecError, match=r"^link\.trace: .*Verizon-LTE-short\.up: no such trace file"):
+    with pytest.raises(SpecError) as err:
         spec.load(EXPERIMENTS / "cellular.yaml")
+    assert str(err.value) == (f"link.trace: needs trace Verizon-LTE-short.up (not in $BBRLAB_TRACES={tmp_path}): "
+                              "run `./bbrlab fetch-data`")
 
 
 def test_rebbrs_csv_is_read_by_path_as_goodput_by_loss_percent(rebbr):
@@ -61,9 +63,8 @@ def test_without_the_csv_there_is_no_comparison_and_a_bad_csv_names_its_line(mon
         references.series({"csv": "$BBRLAB_REFERENCE/bad.csv"})
 
 
-def test_the_report_puts_ours_next_to_rebbrs_lte_numbers(rebbr, tmp_path):
+def _a_finished_run(root: Path):
     exp = spec.load(EXPERIMENTS / "cellular.yaml", quick=True)
-    root = tmp_path / "results"
     rundir = RunDir.create(root, exp.name)
     write_atomic(rundir.path / "spec.yaml", exp.source)
     write_json(rundir.path / "run.json", {"status": "complete", "points_total": len(exp.points), "git": "a" * 40,
@@ -76,8 +77,23 @@ def test_the_report_puts_ours_next_to_rebbrs_lte_numbers(rebbr, tmp_path):
             "loss": point.link.loss, "steady_goodput_mbps": 5.5 if cc == "bbr" else 2.0})
     write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "cpu_bound_points": [], "claims": []})
     write_atomic(rundir.path / "cellular.png", b"\x89PNG\r\n\x1a\n")
+    return exp
+
+
+def test_the_report_puts_ours_next_to_rebbrs_lte_numbers(rebbr, tmp_path):
+    root = tmp_path / "results"
+    exp = _a_finished_run(root)
     text = report.write(root, [exp]).read_text()
     assert "Goodput (Mbit/s) next to ReBBR experiment 4 (Mahimahi, LTE):" in text
     assert "| 1 | 5.50 | 5.60 | 2.00 | 1.20 |" in text
     assert "| 0.001 | 5.50 | 5.70 | 2.00 | 5.90 |" in text
     assert os.environ["BBRLAB_REFERENCE"] == str(rebbr)
+
+
+def test_without_rebbrs_file_the_report_says_what_it_goes_without_and_the_fetch(monkeypatch, tmp_path):
+    monkeypatch.setenv("BBRLAB_REFERENCE", str(tmp_path / "none"))
+    root = tmp_path / "results"
+    text = report.write(root, [_a_finished_run(root)]).read_text()
+    assert "next to ReBBR" not in text
+    assert (f"Without the numbers of ReBBR experiment 4 (Mahimahi, LTE): this report needs reference file "
+            f"rebbr/experiment4.csv (not in $BBRLAB_REFERENCE={tmp_path / 'none'}): run `./bbrlab fetch-data`.") in text

@@ -53,7 +53,7 @@ def test_trace_paths_expand_the_traces_variable_and_are_taken_from_the_repositor
     env = {"BBRLAB_TRACES": str(tmp_path)}
     assert traces.resolve("$BBRLAB_TRACES/a.up", "link.trace", env) == tmp_path / "a.up"
     assert traces.resolve("${BBRLAB_TRACES}/a.up", "link.trace", env) == tmp_path / "a.up"
-    assert traces.resolve("$BBRLAB_TRACES/a.up", "k", {}) == traces.DEFAULT_TRACES / "a.up"
+    assert traces.resolve("$BBRLAB_TRACES/a.up", "k", {}) == traces.REPO / "data" / "traces" / "a.up"  # datasets.py
     assert traces.resolve("x/a.up", "k", {}) == traces.REPO / "x" / "a.up"
     with pytest.raises(SpecError, match=r"link.trace: .*\$NOPE, which is not set"):
         traces.resolve("$NOPE/a.up", "link.trace", {})
