@@ -172,8 +172,9 @@ cat >"$root/check.sh" <<'SH'
 #!/bin/sh
 # PID 1 of vm/kernel/boot-check.sh: check the kernel, print, power off.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
+# initramfs-tools hands over /proc and /sys already mounted; a boot without it does not.
+[ -e /proc/self ] || mount -t proc proc /proc
+[ -d /sys/kernel ] || mount -t sysfs sysfs /sys
 echo "BOOTCHECK begin"
 # -a: every argument is a module (without it, the rest would be tcp_bbr's parameters).
 if modprobe -a tcp_bbr tcp_bbr3 tcp_bbr_noagg sch_netem sch_fq sch_fq_codel sch_cake sch_htb; then
@@ -213,7 +214,7 @@ sleep 30
 SH
 chmod 0755 "$root/check.sh"
 
-mkfs.ext4 -q -F -L root -d "$root" "$work/disk.img" 2G
+mkfs.ext4 -q -F -L root -d "$root" "$work/disk.img" 2G >/dev/null
 log "root file system ready after $(( $(now) - t0 ))s; booting under QEMU"
 
 console=$entry/boot-check.log
