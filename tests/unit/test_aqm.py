@@ -59,9 +59,18 @@ def test_cake_shapes_by_itself_and_its_rate_changes_in_place():
 def test_cake_under_htb_is_unlimited_and_an_aqm_is_tbf_s_child():
     under_htb = shapers.setup("r1-eth0", point(aqm="cake", shaper="htb").link)
     assert under_htb[-1][8:11] == ("10:", "cake", "unlimited")
-    under_tbf = shapers.setup("r1-eth0", point(aqm="codel", shaper="tbf").link)
+    tbf_link = point(aqm="codel", shaper="tbf").link
+    under_tbf = shapers.setup("r1-eth0", tbf_link)
     assert under_tbf[0][6:9] == ("handle", "1:", "tbf")
+    assert under_tbf[0][-2:] == ("limit", "175")  # the buffer in packets, as tc takes it
+    assert shapers.rate_change("r1-eth0", tbf_link, 20e6)[-2:] == ("limit", "175")
     assert under_tbf[1][5:10] == ("parent", "1:1", "handle", "10:", "codel")
+
+
+def test_a_label_spells_each_parameter_in_its_own_unit():
+    red = point(aqm="red", red={"probability": "2%", "ecn": True}).link.aqm
+    assert red.label() == "red (min 44158, max 132475, probability 2%, ecn true)"  # thresholds derived
+    assert point(aqm="codel", codel={"target": "2ms"}).link.aqm.label() == "codel (target 2ms)"
 
 
 def test_red_derives_its_thresholds_from_the_buffer():

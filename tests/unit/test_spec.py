@@ -369,6 +369,10 @@ def test_identity_counts_the_default_shaper():
     plain, explicit = with_(), with_(**{"link.shaper": "netem"})
     assert spec.identity(plain, "x") == spec.identity(explicit, "x")
     assert spec.identity(plain, "x") != spec.identity(with_(**{"link.shaper": "htb"}), "x")
+    # an AQM's default shaper is counted as the one it runs with (htb; CAKE its own)
+    fq = with_(**{"link.aqm": "fq_codel"})
+    assert spec.identity(fq, "x") == spec.identity(with_(**{"link.aqm": "fq_codel", "link.shaper": "htb"}), "x")
+    assert spec.identity(fq, "x") != spec.identity(with_(**{"link.aqm": "fq_codel", "link.shaper": "tbf"}), "x")
 
 
 def test_sysctls_merge_with_defaults_and_normalise_whitespace():

@@ -41,12 +41,15 @@ def token_burst(rate_bps: float, burst: int | None, burst_time: float | None = N
     return max(2 * FRAME_BYTES, int(rate_bps / 8 * (burst_time or 0.001)))
 
 
-def _leaf(link: Link) -> tuple[str, ...]:
-    if link.aqm.kind != "fifo":  # the AQM holds the buffer (aqm.py)
-        return aqms.args(link)
+def _fifo(link: Link) -> tuple[str, ...]:
     if link.buffer.unit == "bytes":
         return ("bfifo", "limit", str(int(link.buffer.value)))
     return ("pfifo", "limit", str(link.buffer_packets))
+
+
+def _leaf(link: Link) -> tuple[str, ...]:
+    """The qdisc under htb or tbf that holds the buffer: the AQM (aqm.py), else a fifo."""
+    return aqms.args(link) if link.aqm.kind != "fifo" else _fifo(link)
 
 
 def _netem(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
@@ -64,10 +67,10 @@ def _htb_class(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, .
 
 def _tbf(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
     # tbf passes its limit on to a fifo child (also on `change`), in the child's own unit:
-    # give it the leaf's, or a rate change would resize the buffer
+    # give it the fifo's, or a rate change would resize the buffer (an AQM child ignores it)
     return ("tc", "qdisc", verb, "dev", dev, "root", "handle", "1:", "tbf",
             "rate", f"{int(rate_bps)}bit", "burst", str(token_burst(rate_bps, link.burst, link.burst_time)),
-            "limit", _leaf(link)[-1])
+            "limit", _fifo(link)[-1])
 
 
 def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:

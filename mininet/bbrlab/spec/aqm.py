@@ -52,9 +52,9 @@ def _overhead(value: Any, key: str) -> int:
 
 
 def _probability(value: Any, key: str) -> float:
-    p = units.fraction(value, key)
-    if not 0 < p <= 1:
-        raise SpecError(f"{key}: expected a probability above 0 and at most 100%, got {value!r}")
+    p = units.fraction(value, key)  # refuses 100% and above itself
+    if p <= 0:
+        raise SpecError(f"{key}: expected a probability above 0%, got {value!r}")
     return p
 
 
@@ -121,12 +121,16 @@ class Aqm:
         if self.kind == FIFO:
             return FIFO
         shown = {k: v for k, v in self.params if v is not None and v != PARAMS[self.kind][k][1]}
-        return self.kind + (" (" + ", ".join(f"{k} {_fmt(v)}" for k, v in shown.items()) + ")" if shown else "")
+        return self.kind + (" (" + ", ".join(f"{k} {_fmt(k, v)}" for k, v in shown.items()) + ")" if shown else "")
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
+def _fmt(name: str, value: Any) -> str:
+    """A parameter's value as the file would spell it, by what the parameter takes."""
+    takes = PARAM_DOCS[name][0]
+    if takes == "time":
         return units.fmt_time(value)
+    if takes == "percentage":
+        return units.fmt_fraction(value)
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -29,7 +29,7 @@ from .checks import count as _count
 from ..errors import SpecError, did_you_mean
 from .claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
 from .claims import parse as _claims
-from .link import TRACE_SHAPER
+from .link import TRACE_SHAPER, default_shaper  # noqa: F401 - TRACE_SHAPER: the spec's vocabulary
 from .link import (BUFFER_UNITS, DEFAULT_SHAPER, FRAME_BYTES, LINK_KEYS, LOSS_DIRECTIONS, MTU_BYTES,  # noqa: F401
                    PAYLOAD_BYTES, SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
 from .link import parse as _link
@@ -342,7 +342,10 @@ def identity(raw: dict, name: str) -> str:
     if isinstance(measured.get("link"), dict) and "shaper" not in measured["link"]:
         # the default shaper is part of what runs measure (runs made before link.shaper
         # existed used htb and must not be resumed with another)
-        measured["link"] = dict(measured["link"], shaper=TRACE_SHAPER if "trace" in measured["link"] else DEFAULT_SHAPER)
+        # (an AQM's default is its own: one per value of an aqm sweep)
+        link, aqm = measured["link"], measured["link"].get("aqm")
+        measured["link"] = dict(link, shaper=[default_shaper(dict(link, aqm=kind)) for kind in aqm]
+                                if isinstance(aqm, list) else default_shaper(link))
     if isinstance(measured.get("link"), dict) and "trace" in measured["link"]:
         # a trace is measured by what it holds, not by its path: the same path may hold another
         named = measured["link"]["trace"]

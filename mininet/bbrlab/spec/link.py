@@ -194,7 +194,7 @@ def _slot(raw: dict) -> Slot | None:
     return Slot(_choice(raw.get("slot_on", "ack"), SLOT_DIRECTIONS, "link.slot_on"), low, high, packets, size)
 
 
-def _default_shaper(raw: dict) -> str:
+def default_shaper(raw: dict) -> str:
     """The shaper a link gets when it names none: netem for a droptail buffer, else the one
     measured best for its AQM (aqm.py)."""
     if "trace" in raw:
@@ -236,7 +236,7 @@ def parse(raw: Any) -> Link:
         burst=burst_bytes,
         burst_time=burst_time,
         changes=tuple(sorted(steps, key=lambda c: c.at)),
-        shaper=_choice(raw.get("shaper", _default_shaper(raw)), SHAPERS, "link.shaper"),
+        shaper=_choice(raw.get("shaper", default_shaper(raw)), SHAPERS, "link.shaper"),
         trace=trace.path if trace else None,
         trace_interval=trace_interval,
         delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
