@@ -231,3 +231,13 @@ def test_every_pin_matches_the_copy_bbrlab_reads_here(kind, name):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == source.sha256, path
     assert source.url() == f"https://raw.githubusercontent.com/{source.repo}/{source.commit}/{source.path}"
     assert len(source.commit) == 40
+
+
+def test_an_experiment_lacking_data_goes_by_its_name_not_its_file_name(monkeypatch, tmp_path):
+    from bbrlab.runs import suite
+
+    monkeypatch.setenv("BBRLAB_TRACES", str(tmp_path / "none"))
+    mine = tmp_path / "my-lte.yaml"
+    mine.write_text((REPO / "experiments" / "cellular.yaml").read_text().replace("name: cellular", "name: lte-mine"))
+    exps, lacking = suite.load_each([mine])
+    assert exps == [] and list(lacking) == ["lte-mine"]

@@ -106,3 +106,14 @@ def test_grid_interpolates_between_samples_and_leaves_holes_empty():
     points = [(0.0, 0.0), (1.0, 10.0), (2.0, 20.0), (10.0, 0.0)]  # sampled every second, then a hole
     assert flent._on_grid(points, [-0.5, 0.0, 0.5, 1.5, 2.0, 5.0, 10.0, 10.5], 0.5) == [
         None, 0.0, 5.0, 15.0, 20.0, None, 0.0, None]
+
+
+def test_without_ping_samples_the_first_flow_sets_the_grid(capsys, tmp_path, step_run):
+    run = step_run(tmp_path / "results")
+    series = run.series("cc=bbr,rep1")
+    series["rtt"] = {name: [] for name in series["rtt"]}  # no probe sample: the flow's 1 s iperf3 reports
+    write_json(run.points_dir / "cc=bbr,rep1" / "series.json", series)
+    out = tmp_path / "flent"
+    assert cli.main(["export", str(run.path), "--format", "flent", "--out", str(out)]) == 0
+    (path,) = [out / line for line in capsys.readouterr().out.split()]
+    assert load(path)["metadata"]["STEP_SIZE"] == pytest.approx(1.0)

@@ -162,8 +162,9 @@ def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
     every = [t for points, _ in measured.values() for t, _ in points]
     if not every:
         raise BbrlabError(f"{run.points_dir / record['id']}: no samples to write")
-    probe = measured.get(PING) or measured.get(UPLOAD.format(1)) or ([], "")
-    step = float(f"{_interval(probe[0]) or DEFAULT_STEP:.2g}")  # ping's timer runs a little late: 0.102 -> 0.1
+    # the probe's samples set the grid, else the first flow's (a series is (samples, units))
+    probe = next((pts for pts, _ in (measured.get(PING, ([], "")), measured.get(UPLOAD.format(1), ([], ""))) if pts), [])
+    step = float(f"{_interval(probe) or DEFAULT_STEP:.2g}")  # ping's timer runs a little late: 0.102 -> 0.1
     start = min(0.0, min(every))  # the idle path's first ping, before time zero
     x_values = [round(k * step, 6) for k in range(int(math.floor((max(every) - start) / step + 1e-9)) + 1)]
     times = [start + x for x in x_values]

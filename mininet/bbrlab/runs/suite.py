@@ -9,7 +9,7 @@ from pathlib import Path
 from . import shard as sharding
 from ..errors import SpecError, did_you_mean
 from ..spec import experiment as spec
-from ..spec.catalog import refuse_any
+from ..spec.catalog import name_of, refuse_any
 from ..spec.datasets import MissingData
 from ..verdicts import references
 from ..store import metadata
@@ -39,7 +39,7 @@ def load_each(paths: list[Path], quick: bool = False) -> tuple[list[spec.Experim
         try:
             exps.append(spec.load(path, quick=quick))
         except MissingData as exc:
-            lacking[path.stem] = exc
+            lacking[name_of(path)] = exc  # by its name, as the loaded ones go
     return exps, lacking
 
 
