@@ -137,7 +137,7 @@ def test_an_aqm_s_own_counters_are_kept_and_summarized():
     samples = parsers.parse_tc_qdiscs(text)
     assert samples[1].xstats == {"ecn_mark": 40}
     series, out = {}, {}
-    aqm_metrics.summarize(samples, [(0.0, 10e6)], 100.0, 2.0, 10.0, series, out)
+    aqm_metrics.summarize(samples, aqm_metrics.stepwise([(0.0, 10e6)]), 100.0, 2.0, 10.0, series, out)
     assert out["aqm_ce_marks"] == 52
     assert out["queue_delay_p50_ms"] == pytest.approx(7.5) and out["queue_delay_p95_ms"] == pytest.approx(9.75)
     assert series["queue_delay"] == [[0.0, 0.0], [3.0, 10.0], [4.0, 5.0]] and "aqm_delay_p50_ms" not in out
@@ -155,5 +155,18 @@ def test_cake_s_tins_give_its_marks_and_sojourn_and_a_fifo_has_none():
 def test_the_queue_s_delay_is_at_the_rate_then_configured():
     text = _tc_block(100.0, [_qdisc(backlog=12500)]) + _tc_block(105.0, [_qdisc(backlog=12500)])
     series, out = {}, {}
-    aqm_metrics.summarize(parsers.parse_tc_qdiscs(text), [(0.0, 10e6), (4.0, 20e6)], 100.0, 0.0, 10.0, series, out)
+    aqm_metrics.summarize(parsers.parse_tc_qdiscs(text), aqm_metrics.stepwise([(0.0, 10e6), (4.0, 20e6)]), 100.0, 0.0,
+                          10.0, series, out)
     assert series["queue_delay"] == [[0.0, 10.0], [5.0, 5.0]]
+
+
+def test_on_a_trace_the_queue_s_delay_is_at_the_rate_the_schedule_then_offered():
+    from bbrlab.spec.traces import Schedule
+
+    schedule = Schedule(trace="t", interval=0.01, period=2.0, times=(0.0, 1.0), rates=(10e6, 5e6),
+                        trace_average=7.5e6, scale=1.0)
+    assert [schedule.rate_at(t) for t in (-1.0, 0.5, 1.5, 2.5, 3.5)] == [10e6, 10e6, 5e6, 10e6, 5e6]
+    text = _tc_block(100.0, [_qdisc(backlog=12500)]) + _tc_block(101.5, [_qdisc(backlog=12500)])
+    series, out = {}, {}
+    aqm_metrics.summarize(parsers.parse_tc_qdiscs(text), schedule.rate_at, 100.0, 0.0, 10.0, series, out)
+    assert series["queue_delay"] == [[0.0, 10.0], [1.5, 20.0]]

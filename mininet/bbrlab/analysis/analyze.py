@@ -305,6 +305,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     counters, and from the frames that left it when they were captured)."""
     link = point.link
     startup = point.sampling.startup
+    rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
     qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
@@ -315,12 +316,11 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
         out["queue_p50_pkts"] = m.percentile(during, 50)
         out["queue_max_pkts"] = max(during)
         out["bottleneck_drops"] = qsamples[-1].drops - qsamples[0].drops
-        aqm_metrics.summarize(qsamples, [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes], t0, startup,
-                              end, series, out)
+        rate_at = plan.schedule.schedule.rate_at if plan.schedule else aqm_metrics.stepwise(rate_steps)
+        aqm_metrics.summarize(qsamples, rate_at, t0, startup, end, series, out)
 
     # configured bottleneck rate over time; how busy the link was while the flows were
     # meant to run (after startup)
-    rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
     planned = [f.start + f.duration for f in plan.flows if f.duration is not None]
     window_end = min(end, max(planned)) if planned and len(planned) == len(plan.flows) else end
     try:

@@ -5,6 +5,8 @@ of dropping. Computed for every point, so a FIFO and an AQM are compared on the 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from . import metrics as m
 from .parsers import QdiscSample
 
@@ -36,18 +38,22 @@ def aqm_delay_ms(sample: QdiscSample) -> float | None:
     return None
 
 
-def _rate_at(steps: list[tuple[float, float]], t: float) -> float:
-    return [bps for at, bps in steps if at <= t][-1] if t >= steps[0][0] else steps[0][1]
+def stepwise(steps: list[tuple[float, float]]) -> Callable[[float], float]:
+    """The rate in force at a time, from STEPS: (time since t0, bit/s), the first from time zero."""
+    def rate_at(t: float) -> float:
+        return [bps for at, bps in steps if at <= t][-1] if t >= steps[0][0] else steps[0][1]
+    return rate_at
 
 
-def summarize(samples: list[QdiscSample], rate_steps: list[tuple[float, float]], t0: float, startup: float,
+def summarize(samples: list[QdiscSample], rate_at: Callable[[float], float], t0: float, startup: float,
               end: float, series: dict, out: dict) -> None:
     """queue_delay_p50/p95_ms (the backlog's bytes at the rate then configured, after
     startup), aqm_ce_marks and aqm_delay_p50_ms where the discipline counts them; the
-    queue's delay over time into SERIES["queue_delay"]. RATE_STEPS: (time since t0, bit/s)."""
+    queue's delay over time into SERIES["queue_delay"]. RATE_AT: time since t0 -> bit/s (the
+    configured steps, or a trace's schedule)."""
     if not samples:
         return
-    delays = [(q.t - t0, q.backlog_bytes * 8 / _rate_at(rate_steps, q.t - t0) * 1000) for q in samples]
+    delays = [(q.t - t0, q.backlog_bytes * 8 / rate_at(q.t - t0) * 1000) for q in samples]
     series["queue_delay"] = [[round(t, 3), round(d, 3)] for t, d in delays]
     steady = [d for t, d in delays if startup <= t <= end]
     if steady:

@@ -200,6 +200,11 @@ class Schedule:
         i = bisect.bisect_right(self.times, t) - 1
         return self._offered[i] + self.rates[i] * (t - self.times[i])
 
+    def rate_at(self, t: float) -> float:
+        """The rate (bit/s) in force T seconds after the schedule began (its first before that)."""
+        into = max(t, 0.0) % self.period
+        return self.rates[bisect.bisect_right(self.times, into) - 1]
+
     def capacity_bits(self, t_a: float, t_b: float) -> float:
         """Bits the link may carry between T_A and T_B (seconds since the schedule began)."""
         def cumulative(t: float) -> float:
