@@ -13,12 +13,12 @@
 #   integration  tests/integration inside the VM as root: the environment, then the
 #                experiments for real (short flows) with assertions on the paper's claims
 #   pull         the integration runs' results copied into results/ on the host
-#   kernel bbr3  with BBRLAB_BBR3_KERNEL=1 (the box then carries the testbed's 6.12
-#                kernel with BBRv3 beside Debian's): the VM rebooted into it, then
-#                tests/integration/test_bbr3.py there
 #   sweep        tests/sweep.sh: a small sweep split into two shards through ansible/sweep.yml
 #                (both on the test VM, one after the other), one shard killed and resumed,
 #                the merge against an unsharded run, a mismatched merge refused
+#   kernel bbr3  with BBRLAB_BBR3_KERNEL=1 (the box then carries the testbed's 6.12
+#                kernel with BBRv3 beside Debian's): the VM rebooted into it, then
+#                tests/integration/test_bbr3.py there
 # The VM is destroyed and the daemons this suite started are stopped on any exit
 # (--keep-vm leaves the VM up for more runs: vm/vm.sh run ..., vm/vm.sh destroy).
 #
@@ -37,7 +37,7 @@ while (($# > 0)); do
         --no-vm) with_vm=0 ;;
         --keep-vm) keep_vm=1 ;;
         -k) pytest_k=(-k "$2"); shift ;;
-        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,/^[^#]/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "tests/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -71,8 +71,13 @@ report() {
 vm_started=0 vm_pid="" vm_log=""
 cleanup() {
     if [[ -n $vm_pid ]] && kill -0 "$vm_pid" 2>/dev/null; then # a bring-up still under way
-        kill -- "-$vm_pid" 2>/dev/null || kill "$vm_pid" 2>/dev/null || true
+        kill -- "-$vm_pid" 2>/dev/null || true
         wait "$vm_pid" 2>/dev/null || true
+        # the group's other processes (vagrant, the box build) run their own cleanups: let
+        # them end before the VM is destroyed, and no later than two minutes
+        local _
+        for _ in $(seq 120); do kill -0 -- "-$vm_pid" 2>/dev/null || break; sleep 1; done
+        kill -KILL -- "-$vm_pid" 2>/dev/null || true
     fi
     [[ -z $vm_log ]] || rm -f "$vm_log" "$vm_log.took"
     if ((vm_started && !keep_vm)); then
@@ -86,7 +91,7 @@ lint() {
     yamllint --strict .
     ansible-lint -q
     flake8 mininet tests benchmarks
-    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh tests/run.sh tests/fixtures/capture.sh tests/sweep.sh .ci/run
+    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh vm/kernel/*.sh tests/run.sh tests/fixtures/capture.sh tests/sweep.sh .ci/run
     VAGRANT_CHECKPOINT_DISABLE=1 vagrant validate
 }
 
@@ -134,9 +139,11 @@ if ((with_vm)); then
     if [[ ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
         # the same VM on the testbed's BBRv3 kernel: bbr, bbr3 and bbr_noagg side by side
         stage "kernel bbr3" "$vm" kernel bbr3
-        stage "bbr3" "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration BBRLAB_EXPECT_BBR3=1 \
-            python3 -m pytest -v -p no:cacheprovider -rs tests/integration/test_bbr3.py
-        stage pull "$vm" pull
+        bbr3_rc=0
+        timed "bbr3" "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration BBRLAB_EXPECT_BBR3=1 \
+            python3 -m pytest -v -p no:cacheprovider -rs tests/integration/test_bbr3.py || bbr3_rc=$?
+        stage pull "$vm" pull # also after a failure, as above
+        ((bbr3_rc == 0)) || fail bbr3 "$bbr3_rc"
     fi
 fi
 report

@@ -121,7 +121,9 @@ arch_key=""
 # The BBRv3 kernel (amd64): its cache directory's name is the hash of its inputs.
 bbr3_kernel=""
 if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
+    # --print-dir names the entry of the current inputs (exit 1 while it is not built yet)
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
+    [[ -n $bbr3_kernel ]] || die "BBRLAB_BBR3_KERNEL=1, but vm/build-kernel.sh --print-dir failed (run it to see why)"
 fi
 hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
     ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
@@ -191,14 +193,12 @@ write_box_vagrantfile() { # write_box_vagrantfile FILE
     [[ $arch == arm64 ]] && machine='
     libvirt.machine_type = "virt"
     libvirt.machine_arch = "aarch64"'
-    local choose='
-  kernel = ENV.fetch("BBRLAB_KERNEL", "debian")
-  abort "BBRLAB_KERNEL must be debian or bbr3, got #{kernel.inspect}" unless %w[debian bbr3].include?(kernel)
-  suffix = kernel == "bbr3" ? "-bbr3" : ""'
-    [[ -n $bbr3_kernel ]] || choose='
-  kernel = ENV.fetch("BBRLAB_KERNEL", "debian")
-  abort "BBRLAB_KERNEL=bbr3: this box was built without the BBRv3 kernel (BBRLAB_BBR3_KERNEL=1 vm/build-box.sh)" if kernel == "bbr3"
-  suffix = ""'
+    local kernels=debian
+    [[ -z $bbr3_kernel ]] || kernels+=" bbr3"
+    local choose="
+  kernel = ENV.fetch(\"BBRLAB_KERNEL\", \"debian\")
+  abort \"BBRLAB_KERNEL must be one of: $kernels (this box; BBRLAB_BBR3_KERNEL=1 vm/build-box.sh adds bbr3), got #{kernel.inspect}\" unless %w[$kernels].include?(kernel)
+  suffix = kernel == \"bbr3\" ? \"-bbr3\" : \"\""
     cat >"$1" <<RUBY
 # Box built by bbrlab's vm/build-box.sh ($arch): boots a kernel directly, Debian's own
 # or (BBRLAB_KERNEL=bbr3) the testbed's 6.12 with BBRv3.
@@ -235,10 +235,14 @@ stock_release() { # stock_release ROOT: the release of Debian's own kernel in RO
     find "$1/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -v -- '-bbrlab' | sort -V | tail -n1
 }
 
+bbr3_manifest() { # bbr3_manifest KEY: a value the kernel build recorded in its manifest
+    sed -n "s/^$1=//p" "$bbr3_kernel/manifest"
+}
+
 install_bbr3_kernel() { # install_bbr3_kernel ROOT: the testbed's 6.12 kernel beside Debian's
     local root=$1 image
-    image=$(find "$bbr3_kernel" -maxdepth 1 -name 'linux-image-*.deb' ! -name '*-dbg_*' | head -n1)
-    [[ -n $image ]] || die "no linux-image package in $bbr3_kernel (vm/build-kernel.sh)"
+    image=$bbr3_kernel/$(bbr3_manifest image_deb)
+    [[ -f $image ]] || die "no linux-image package in $bbr3_kernel (vm/build-kernel.sh)"
     cp "$image" "$root/tmp/"
     timed "install the BBRv3 kernel" logged "$build_root/bbr3-kernel.log" \
         chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 dpkg -i "/tmp/$(basename "$image")"
@@ -318,19 +322,17 @@ EOF
     configure_rootfs "$root"
     for mnt in dev/pts dev sys proc; do umount "$root/$mnt"; done
 
-    local kernel initrd
-    local stock
+    local stock kernel initrd
     stock=$(stock_release "$root")
     kernel=$root/boot/vmlinuz-$stock
     initrd=$root/boot/initrd.img-$stock
-    [[ -f $kernel && -f $initrd ]] || kernel="" initrd=""
-    [[ -n $kernel && -n $initrd ]] || die "no kernel/initrd in the root file system"
+    [[ -f $kernel && -f $initrd ]] || die "no kernel/initrd of $stock in the root file system"
     mkdir -p "$build_root/box"
     cp "$kernel" "$build_root/box/vmlinuz"
     cp "$initrd" "$build_root/box/initrd.img"
     local files=(metadata.json Vagrantfile box.img vmlinuz initrd.img) bbr3
     if [[ -n $bbr3_kernel ]]; then
-        bbr3=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -name '*-bbrlab*' -printf '%f\n' | head -n1)
+        bbr3=$(bbr3_manifest kernel_release)
         [[ -n $bbr3 && -f $root/boot/vmlinuz-$bbr3 && -f $root/boot/initrd.img-$bbr3 ]] ||
             die "the BBRv3 kernel's vmlinuz/initrd are not in the root file system"
         cp "$root/boot/vmlinuz-$bbr3" "$build_root/box/vmlinuz-bbr3"
@@ -361,8 +363,8 @@ remove_stale_box_volumes() {
 if [[ -f $box_file ]]; then
     log "cached box $box_file is current (inputs hash $hash)"
 else
-    if [[ -n $bbr3_kernel ]] && ! "$here/build-kernel.sh" --status >/dev/null; then
-        # the kernel build prints its own stages and says which step failed and why
+    if [[ -n $bbr3_kernel ]]; then
+        # a cached build returns at once; else it prints its stages and says which step failed and why
         timed "the BBRv3 kernel build" "$here/build-kernel.sh" >&2 ||
             die "the BBRv3 kernel did not build (above); without BBRLAB_BBR3_KERNEL=1 the box has Debian's kernel only"
     fi

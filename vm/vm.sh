@@ -250,9 +250,12 @@ do_kernel() { # do_kernel debian|bbr3: boot the VM into that kernel (both are in
     require_running
     # the box's Vagrantfile reads BBRLAB_KERNEL when the domain starts; provisioning then
     # loads what that kernel offers (tcp_bbr3 on the BBRv3 kernel)
-    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --provision 2>&1 | quiet_progress >&2
+    pick_driver
+    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --provision 2>&1 | quiet_progress >&2 ||
+        die "vagrant reload into the $want kernel failed (above)"
     local running
     running=$(vagrant_q ssh -c 'uname -r' 2>/dev/null | tr -d '\r' | tail -n1)
+    [[ -n $running ]] || die "cannot read the VM's kernel release after the reload"
     if [[ $want == bbr3 && $running != *-bbrlab* ]] || [[ $want == debian && $running == *-bbrlab* ]]; then
         die "the VM runs kernel $running after the reload, not the $want one"
     fi
