@@ -116,8 +116,8 @@ def cmd_run(args) -> int:
             return 0
         from .runs import suite
 
-        done = suite.state(exp, Path(args.results), not args.fresh, part, here=not args.dry_run)[1]
-        if done is not None and not args.dry_run:  # a shard, like a suite's experiment, runs once
+        done = None if args.dry_run else suite.state(exp, Path(args.results), not args.fresh, part)[1]
+        if done is not None:  # a shard, like a suite's experiment, runs once
             print(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)", file=sys.stderr)
             print(f"results: {done.path}")
             return 0
@@ -321,13 +321,9 @@ def cmd_plot(args) -> int:
     if today is not None and today.source != ran.source:
         judge = today
         reasons.append(f"with today's {today.name}.yaml")
-    if first and not reasons:
-        if args.kind:
-            summary.draw_kind(rundir, judge, args.kind, formats)
-        return _strict_status(args, verdict)
     if reasons:
         verdict = summary.rejudge(rundir, judge, "; ".join(reasons), formats)
-    else:
+    elif not first:
         verdict = summary.redraw(rundir, ran, formats)
     if args.kind:
         summary.draw_kind(rundir, judge, args.kind, formats)
@@ -336,7 +332,7 @@ def cmd_plot(args) -> int:
 
 def _formats(text: str) -> tuple[str, ...]:
     """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
-    from .output.plots import FORMATS
+    from .output.style import FORMATS
 
     formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
     wrong = [f for f in formats if f not in FORMATS]
@@ -389,7 +385,7 @@ def cmd_export(args) -> int:
     if args.format not in writers:
         raise SpecError(f"--format {args.format}: only csv is written (tables), or flent (a data file per point)")
     runs = [RunDir.open(Path(d)) for d in args.runs]
-    for path in writers[args.format](runs, export.folder(Path(args.out))):
+    for path in writers[args.format](runs, Path(args.out)):  # each refuses an --out that is a file
         print(path)
     return 0
 

@@ -14,6 +14,7 @@ from ..verdicts.claims import average_repetitions, point_name
 from ..errors import SpecError, did_you_mean
 from ..spec.metric_names import CLAIMABLE, METRICS
 from ..store.results import RunDir
+from .style import FORMATS  # what the overlay is written as: the --out file's extension says which
 
 # What a comparison shows unless told otherwise: goodput, delay, queue, losses, fairness.
 DEFAULT_METRICS = ("steady_goodput_mbps", "steady_utilization", "rtt_p50_ms", "rtt_p95_ms", "queue_p50_pkts",
@@ -70,16 +71,13 @@ def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
     return lines
 
 
-FIGURE_FORMATS = ("png", "svg", "pdf")  # what the overlay is written as: the --out file's extension says which
-
-
 def figure_path(a: RunDir, b: RunDir, out: str | None) -> Path:
     """Where the overlay goes: OUT, whose extension says its format (png, svg or pdf), or
     beside run A (results/NAME/compare-STAMP-vs-NAME-STAMP.png), never into the current folder."""
     if out is None:
         return a.path.parent / f"compare-{a.path.name}-vs-{b.path.parent.name}-{b.path.name}.png"
     path = Path(out)
-    if path.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
-        raise SpecError(f"--out {out}: the figure is written as {', '.join(FIGURE_FORMATS)}: give a file name "
+    if path.suffix.lower().lstrip(".") not in FORMATS:
+        raise SpecError(f"--out {out}: the figure is written as {', '.join(FORMATS)}: give a file name "
                         "ending in .png, .svg or .pdf")
     return path

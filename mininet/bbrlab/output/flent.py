@@ -39,6 +39,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import BbrlabError
 from ..store.results import RunDir, read_json, write_atomic
+from .export import folder
 
 TEST = "tcp_nup"  # flent's test whose series and plots these files fill
 FILE_VERSION = 4  # flent's FILEFORMAT_VERSION (resultset.py) this writer follows
@@ -210,6 +211,7 @@ def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
 
 def export(runs: list[RunDir], out: Path) -> list[Path]:
     """Write one flent data file per finished point of RUNS into OUT; return their paths."""
+    folder(out)
     written: list[Path] = []
     for run in runs:
         records = run.point_records()

@@ -14,6 +14,7 @@ from ..verdicts import claims as claims_mod
 from .legends import clear_legends
 from .plot_kinds import PLOTS
 from .plots_fct import workload_line  # classes of short flows, when the point has them
+from .style import FORMATS  # noqa: F401 - the formats draw() writes
 from ..errors import BbrlabError
 from ..spec.link import Buffer
 from ..store.results import RunDir, write_atomic
@@ -101,9 +102,6 @@ def untrusted_points(verdict: dict) -> set[str]:
     gate = verdict.get("fidelity_gate") or {}
     return (set(verdict.get("cpu_bound_points") or ()) | set(verdict.get("link_short_points") or ())
             | set(gate.get("points") or ()))
-
-
-FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
 
 
 def missing_series(kind: str, rundir: RunDir, records: list[dict]) -> list[str]:

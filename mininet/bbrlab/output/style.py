@@ -4,6 +4,8 @@ configured rate drawn as a step)."""
 
 from __future__ import annotations
 
+FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
+
 STYLE = {
     "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
     "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..spec import datasets
+from ..store.results import write_atomic
 
 TIMEOUT = 60  # s per file
 LIMIT = 16 << 20  # bytes: the largest file is 0.4 MB; anything far larger is not it
@@ -48,20 +47,6 @@ def download(url: str) -> bytes:
     return data
 
 
-def write(target: Path, data: bytes) -> None:
-    """TARGET holds DATA, or is as it was: a reader never sees half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def one(kind: str, name: str, base: str, environ=None, fetch=download) -> Outcome:
     """Make sure the file NAME of KIND is where bbrlab reads it, with its pinned bytes."""
     source = datasets.KINDS[kind].files[name]
@@ -78,7 +63,7 @@ def one(kind: str, name: str, base: str, environ=None, fetch=download) -> Outcom
         return Outcome(f"{url}: sha256 {got[:16]}..., expected {source.sha256[:16]}... (not written)", False)
     folder = datasets.destination(kind, environ)
     try:
-        write(folder / name, data)
+        write_atomic(folder / name, data)  # a reader never sees half a file
     except OSError as exc:
         return Outcome(f"{folder / name}: cannot write ({exc.strerror or exc})", False)
     return Outcome(f"fetched {name} into {datasets.shown(folder)} ({len(data)} bytes, sha256 checked)", True)

@@ -269,7 +269,7 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
     planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
     if shard is not None:
         wanted = planned & wanted if wanted is not None else planned
-    here = metadata.testbed({g.cc for p in exp.points for g in p.flows})
+    here = metadata.testbed_of(exp)
     rundir = RunDir.find_resumable(root, exp.name, exp.identity, shard, here) if resume else None
     if rundir is not None:
         rundir.adopt_spec(exp.source, exp.identity)  # today's claims judge it when it finishes
@@ -281,7 +281,7 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
     else:
         rundir = RunDir.create(root, exp.name)
         write_atomic(rundir.path / "spec.yaml", exp.source)
-        meta = metadata.new_run(exp, exp.identity, cli or [])
+        meta = metadata.new_run(exp, exp.identity, cli or [], here)
         if shard is not None:
             meta["shard"] = shard
     meta["status"] = "running"

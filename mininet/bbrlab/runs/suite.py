@@ -85,15 +85,14 @@ def shards(exps: list[spec.Experiment], shard: sharding.Shard) -> dict[str, dict
     return {name: sharding.record(shard, points) for name, points in parts.items() if points}
 
 
-def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = None, here: bool = True):
+def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = None):
     """(EXP's points a suite still has to run, its finished run with this spec or None).
 
     A suite continues where it stopped: an experiment whose newest run with the same spec
     (and the same SHARD, shard.record) is complete is done, an unfinished one is resumed
     (--fresh: everything runs again)."""
     points = [p for p in exp.points if shard is None or p.id in shard["points"]]
-    testbed = metadata.testbed({g.cc for p in exp.points for g in p.flows}) if here else None
-    found = RunDir.find_same_spec(root, exp.name, exp.identity, shard, testbed) if resume else None
+    found = RunDir.find_same_spec(root, exp.name, exp.identity, shard, metadata.testbed_of(exp)) if resume else None
     if found is None:
         return points, None
     rundir, complete = found

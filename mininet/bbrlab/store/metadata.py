@@ -93,6 +93,11 @@ def _cc_module(cc: str) -> str:
         else "absent"
 
 
+def testbed_of(exp) -> dict:
+    """The testbed EXP's flows run on here: this kernel and the builds of its CCs."""
+    return testbed({g.cc for p in exp.points for g in p.flows})
+
+
 def testbed(ccs: set[str]) -> dict:
     """What the flows of a run ran on beyond its spec: the kernel (release and build) and the
     build of each congestion control it uses. Runs on different testbeds never resume into
@@ -101,7 +106,8 @@ def testbed(ccs: set[str]) -> dict:
             "congestion_controls": {cc: _cc_module(cc) for cc in sorted(ccs)}}
 
 
-def new_run(exp, digest: str, cli: list[str]) -> dict:
+def new_run(exp, digest: str, cli: list[str], here: dict | None = None) -> dict:
+    """A new run's run.json; HERE: its testbed when the caller has it already (testbed_of)."""
     return {
         "format": FORMAT_VERSION,
         "bbrlab": __version__,
@@ -114,7 +120,7 @@ def new_run(exp, digest: str, cli: list[str]) -> dict:
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "points_total": len(exp.points),
         "system": system(),
-        "testbed": testbed({g.cc for p in exp.points for g in p.flows}),
+        "testbed": here if here is not None else testbed_of(exp),
         "status": "new",
     }
 
