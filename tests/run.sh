@@ -102,7 +102,7 @@ pytest_here() { # pytest_here DIR: tests that run on this host, not in the VM
 integration() {
     # Results of the integration runs stay in the guest's /vagrant/results until pulled.
     "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration \
-        python3 -m pytest -v -p no:cacheprovider -rs --durations=12 "${pytest_k[@]}" tests/integration
+        python3 -m pytest -v -p no:cacheprovider -rs --durations=40 "${pytest_k[@]}" tests/integration
 }
 
 vm_up_wait() { # the background bring-up's end: its output, how long it took, its status

@@ -1,6 +1,9 @@
 """`bbrlab calibrate` for real in the testbed VM (runs first: the other tests reuse the
-calibration it stores). The bottleneck must deliver what it is told at 100 Mbit/s: the
-backlogged link sends >= 98% of its rate, no 100 ms window above 103% of it, and BBR's
+calibration it stores). How far a machine emulates faithfully is the calibration's answer,
+not the test's (the same VM has measured 100 Mbit/s faithful on one host and 50 on a slower
+one), but every machine must be faithful at 10 Mbit/s, the rate most experiments use, and at
+the highest rate the calibration vouches for the bottleneck must deliver what it was told:
+the backlogged link sends >= 98% of its rate, no 100 ms window above 103% of it, and BBR's
 median bandwidth estimate within 105% of it and above 90% of the payload capacity
 (0.861 of it: the estimate counts payload, 1448 bytes of each 1514-byte frame)."""
 
@@ -34,18 +37,13 @@ def test_it_measures_the_timer_and_every_rate(calibration):
 @pytest.mark.parametrize(("metric", "kind", "bound"), [
     ("link_delivery", "min", 0.98), ("link_peak_beyond_pause", "max", 1.03), ("bbr_bw_ratio", "max", 1.05),
     ("bbr_bw_ratio", "min", 0.861)])
-def test_the_bottleneck_delivers_its_rate_at_100_mbit(calibration, metric, kind, bound):
-    (top,) = [r for r in calibration[1]["rates"] if r["rate_mbps"] == 100]
+def test_the_bottleneck_delivers_its_rate_up_to_where_it_is_judged_faithful(calibration, metric, kind, bound):
+    cal = calibration[1]
+    assert (cal["faithful_up_to_bps"] or 0) >= 10e6, calibration[0].stdout
+    (top,) = [r for r in cal["rates"] if r["rate_mbps"] * 1e6 == cal["faithful_up_to_bps"]]
     value = top[metric]
     assert value is not None
-    assert (value >= bound) if kind == "min" else (value <= bound), f"{metric} {value} at 100 Mbit/s"
-
-
-def test_runs_record_the_calibration_they_are_judged_against(calibration):
-    _, cal = calibration
-    proc = bbrlab("run", "figure5", "--quick", "--only", "cc=bbr", "--fresh", results=RESULTS / "calibrated")
-    assert proc.returncode == 0, proc.stderr
-    assert "no calibration yet" not in proc.stderr  # the stored one is reused
-    run_json = sorted((RESULTS / "calibrated" / "figure5").glob("*/run.json"))[-1]
-    recorded = json.loads(run_json.read_text())["calibration"]
-    assert recorded["key"] == cal["key"] and recorded["faithful_up_to_bps"] == cal["faithful_up_to_bps"]
+    assert (value >= bound) if kind == "min" else (value <= bound), f"{metric} {value} at {top['rate_mbps']} Mbit/s"
+    # above the envelope, the rate the calibration refuses is named with what it missed
+    beyond = [r for r in cal["rates"] if r["rate_mbps"] * 1e6 > cal["faithful_up_to_bps"]]
+    assert all(not r["faithful"] and r["missed"] for r in beyond), beyond

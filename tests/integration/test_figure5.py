@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from conftest import REPO, RESULTS
 
+from bbrlab.runs import calibrate
 from bbrlab.spec import experiment as spec
 from bbrlab.store.results import RunDir, read_json
 
@@ -58,6 +59,15 @@ def test_script_exits_zero_and_every_claim_is_judged(run):
     assert [c["status"] for c in verdict["claims"]].count("not evaluated") == 0
     assert f"verdict: {verdict['verdict']}" in proc.stdout
     assert read_json(rundir.path / "run.json")["status"] == "complete"
+
+
+def test_the_run_records_the_calibration_it_is_judged_against(run):
+    """The calibration test_calibrate.py stored (it runs first) is reused, not measured again."""
+    proc, rundir, *_ = run
+    assert "no calibration yet" not in proc.stderr
+    cal = calibrate.load()
+    recorded = read_json(rundir.path / "run.json")["calibration"]
+    assert recorded["key"] == cal["key"] and recorded["faithful_up_to_bps"] == cal["faithful_up_to_bps"]
 
 
 def test_bbr_median_rtt_far_below_cubic_and_both_keep_the_link_busy(run):
