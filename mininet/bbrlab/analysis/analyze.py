@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import aqm_metrics, bbr_state, classes, fct, mathis, parsers, trace_metrics
+from . import aqm_metrics, bbr_state, classes, fct, mathis, parsers, system_parsers, trace_metrics
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
 from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan, build_plan
+from ..traffic import bbr_diag
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
@@ -51,13 +52,13 @@ def _cpu_series(text: str, t0: float) -> dict[str, list[tuple[float, float]]]:
             t = float(line[4:])
         elif line.startswith("cpu") and t is not None:
             name = line.split(maxsplit=1)[0]
-            snaps.setdefault(name, []).append((t, parsers.parse_proc_stat(line, name)))
+            snaps.setdefault(name, []).append((t, system_parsers.parse_proc_stat(line, name)))
     series: dict[str, list[tuple[float, float]]] = {}
     for name, points in snaps.items():
         series[name] = []
         for (ta, a), (tb, b) in zip(points, points[1:]):
             try:
-                series[name].append(((ta + tb) / 2 - t0, parsers.cpu_busy_fraction(a, b)))
+                series[name].append(((ta + tb) / 2 - t0, system_parsers.cpu_busy_fraction(a, b)))
             except ValueError:
                 continue
     return series
@@ -95,10 +96,8 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
     its client started."""
     startup = point.sampling.startup
     server, client = _iperf3_pair(raw, flow.id)
-    ss = [s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt")) if s.peer.endswith(f":{flow.port}")]
-    if ss:  # iperf3's control connection shares the port: keep the socket that carried the data
-        data_local = max({s.local for s in ss}, key=lambda loc: max(x.bytes_acked or 0 for x in ss if x.local == loc))
-        ss = [s for s in ss if s.local == data_local]
+    ss = parsers.data_socket([s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt"))
+                              if s.peer.endswith(f":{flow.port}")])
     # iperf3's intervals count from its test start, which follows the launch by the
     # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
     # sample of the data socket with data acked places it within one ss interval.
@@ -124,7 +123,7 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
     }
     # BBR's own state over netlink (bbr_diag.py, one file per sender host): v3's phase and
     # bounds, which ss cannot decode
-    name = bbr_state.raw_name(flow.sender)
+    name = bbr_diag.raw_name(flow.sender)
     flow_series.update(bbr_state.flow_series(bbr_state.parse_bbr_diag(_read(raw / name), name),
                                              f"{flow.dst}:{flow.port}", t0))
     row = {
@@ -306,7 +305,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     link = point.link
     startup = point.sampling.startup
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
-    qsamples = [q for q in parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+    qsamples = [q for q in system_parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
         # what the bottleneck really sent, from its own byte counter between two samples
@@ -365,7 +364,7 @@ def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float
     the shaper: a shaper that catches up sends the held frames at once afterwards."""
     if not pcap.is_file():
         return None
-    frames = [(t - t0, n) for t, n in parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
+    frames = [(t - t0, n) for t, n in system_parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
     best = (0.0, 0.0)
     for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
         t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end

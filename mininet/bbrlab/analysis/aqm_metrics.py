@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import metrics as m
-from .parsers import QdiscSample
+from .system_parsers import QdiscSample
 
 
 def ce_marks(sample: QdiscSample) -> int | None:

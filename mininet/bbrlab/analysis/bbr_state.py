@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import ParseError
-from ..traffic.bbr_diag import RAW_NAME
+from .parsers import data_socket
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,6 @@ SOCKET_FIELDS = {"t": NUMBER, "local": str, "peer": str}
 BBR_FIELDS = {"version": int, "bw_bps": NUMBER, "min_rtt_us": int, "pacing_gain": NUMBER, "cwnd_gain": NUMBER}
 V3_FIELDS = ("bw_hi_bps", "bw_lo_bps", "inflight_hi_pkts", "inflight_lo_pkts", "extra_acked_pkts", "mode", "phase")
 V1_PROBE_RTT_CWND = 4  # bbr_cwnd_min_target: v1 holds cwnd at most here in PROBE_RTT
-
-
-def raw_name(host: str) -> str:
-    """The sampler's file of sender HOST in a point's raw/ directory."""
-    return RAW_NAME.format(host=host)
 
 
 def _check(doc: dict, fields: dict, where: str) -> None:
@@ -116,12 +111,9 @@ def v1_phase(pacing_gain: float, cwnd: int | None) -> str:
 def flow_series(states: list[BbrState], peer: str, t0: float) -> dict:
     """The series of the flow to PEER ("ip:port"), times in seconds after T0; {} when the
     sampler saw no BBR socket to it."""
-    mine = [s for s in states if s.peer == peer]
+    mine = data_socket([s for s in states if s.peer == peer])
     if not mine:
         return {}
-    # iperf3's control connection goes to the same port: keep the socket that carried the data
-    data_local = max({s.local for s in mine}, key=lambda loc: max(s.bytes_acked or 0 for s in mine if s.local == loc))
-    mine = [s for s in mine if s.local == data_local]
 
     def at(s: BbrState) -> float:
         return round(s.t - t0, 3)

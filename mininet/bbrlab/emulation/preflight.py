@@ -50,22 +50,10 @@ BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 p
 
 def kernel_line() -> str:
     """The kernel and the BBRs it offers, by name and module (`bbrlab preflight`)."""
-    try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
-            offered = f.read().split()
-    except OSError:
-        offered = []
-    for cc in ("bbr3", "bbr_noagg"):  # loaded on demand: ask for them
-        if cc not in offered:
-            _run(["modprobe", "-q", f"tcp_{cc}"])
-    try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
-            offered = f.read().split()
-    except OSError:
-        pass
     bbrs = {"bbr": "Linux's BBR v1", "bbr3": "BBRv3", "bbr_noagg": "BBR v1 without the ACK-aggregation allowance"}
-    have = [f"{cc} ({what})" for cc, what in bbrs.items() if cc in offered]
-    lacking = [cc for cc in bbrs if cc not in offered]
+    lacking = missing_ccs(set(bbrs))  # loads the modules on demand, as a run does
+    offered = sorted(offered_ccs())
+    have = [f"{cc} ({what})" for cc, what in bbrs.items() if cc not in lacking]
     return (f"kernel {platform.release()}: " + ", ".join(have or ["no BBR"])
             + (f"; not offered here: {', '.join(lacking)}" if lacking else "")
             + f" (all offered: {' '.join(offered)})")
@@ -101,15 +89,20 @@ def missing_qdiscs(needed: list[str]) -> list[str]:
     return missing
 
 
-def missing_ccs(needed: set[str]) -> list[str]:
-    def available() -> set[str]:
+def offered_ccs() -> set[str]:
+    """The congestion controls the kernel offers now (none where it cannot be read)."""
+    try:
         with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
             return set(f.read().split())
+    except OSError:
+        return set()
 
-    absent = needed - available()
-    for cc in absent:
-        _run(["modprobe", f"tcp_{cc}"])
-    return sorted(needed - available())
+
+def missing_ccs(needed: set[str]) -> list[str]:
+    """Of NEEDED, the congestion controls the kernel lacks even after loading their modules."""
+    for cc in needed - offered_ccs():
+        _run(["modprobe", "-q", f"tcp_{cc}"])
+    return sorted(needed - offered_ccs())
 
 
 def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: set[str] = frozenset()) -> list[str]:

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..analysis import parsers
+from ..analysis import system_parsers
 from ..spec import experiment as spec
 from ..spec.root import ROOT
 from ..errors import BbrlabError, ParseError
@@ -109,7 +109,7 @@ def timer_lateness(seconds: int = CYCLICTEST_SECONDS) -> dict:
     if proc.returncode != 0:
         raise BbrlabError(f"calibrate: cyclictest failed ({proc.returncode}): {proc.stderr.strip()[:200]}")
     try:
-        return parsers.parse_cyclictest(proc.stdout)
+        return system_parsers.parse_cyclictest(proc.stdout)
     except ParseError as exc:
         raise BbrlabError(f"calibrate: {exc}") from None
 

@@ -63,11 +63,11 @@ def _probability(value: Any, key: str) -> float:
 PARAMS: dict[str, dict[str, tuple]] = {
     FIFO: {},
     "fq_codel": {"target": (_time, 0.005), "interval": (_time, 0.100), "ecn": (_flag, True),
-                 "quantum": (_bytes, 1514), "flows": (lambda v, k: count(v, k), 1024)},
+                 "quantum": (_bytes, 1514), "flows": (count, 1024)},
     "codel": {"target": (_time, 0.005), "interval": (_time, 0.100), "ecn": (_flag, False)},
     "pie": {"target": (_time, 0.015), "tupdate": (_time, 0.015), "ecn": (_flag, False)},
     "fq_pie": {"target": (_time, 0.015), "tupdate": (_time, 0.015), "ecn": (_flag, False),
-               "quantum": (_bytes, 1514), "flows": (lambda v, k: count(v, k), 1024)},
+               "quantum": (_bytes, 1514), "flows": (count, 1024)},
     "red": {"min": (_bytes, None), "max": (_bytes, None), "probability": (_probability, 0.1),
             "ecn": (_flag, False)},
     "cake": {"interval": (_time, 0.100), "flow_mode": (lambda v, k: choice(v, CAKE_FLOW_MODES, k), "triple-isolate"),

@@ -40,7 +40,6 @@ OPPORTUNITY_BITS = 1500 * 8
 REPO = ROOT
 # `$BBRLAB_TRACES` names the folder of Mahimahi's traces; when it is not set, the folders of
 # datasets.py's read order (data/traces in the checkout, then shared/traces beside it).
-TRACES_VARIABLE = datasets.KINDS["traces"].variable
 DEFAULT_INTERVAL = 0.010  # s; see docs/field.md "Link traces" for why 10 ms
 
 

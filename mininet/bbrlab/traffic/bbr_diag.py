@@ -28,6 +28,12 @@ import time
 
 RAW_NAME = "bbr-{host}.jsonl"  # its output in a point's raw/ directory, one file per sender host
 
+
+def raw_name(host: str) -> str:
+    """The sampler's file of sender HOST in a point's raw/ directory."""
+    return RAW_NAME.format(host=host)
+
+
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300

@@ -38,7 +38,7 @@ def bbr_diag_commands(plan: Plan, raw_dir: Path, interval: float) -> list[tuple[
     for host in sorted({f.sender for f in plan.flows if f.cc.startswith("bbr")}):
         peers = sorted(f"{f.dst}:{f.port}" for f in plan.flows if f.sender == host and f.cc.startswith("bbr"))
         argv = [sys.executable, str(BBR_DIAG), *(a for p in peers for a in ("--peer", p)),
-                "--interval", f"{interval:g}", "--out", str(raw_dir / bbr_diag.RAW_NAME.format(host=host))]
+                "--interval", f"{interval:g}", "--out", str(raw_dir / bbr_diag.raw_name(host))]
         commands.append((host, argv, f"bbr-{host}.log"))
     return commands
 
@@ -47,7 +47,7 @@ class QueueSampler(threading.Thread):
     """`tc -s -j qdisc show` of one device every INTERVAL, through one `tc -batch` process.
 
     tc answers each command line with one JSON line when it reads it; the thread notes the
-    time of each request, and stop() writes `### <epoch>` + JSON blocks (what parsers.py reads).
+    time of each request, and stop() writes `### <epoch>` + JSON blocks (what system_parsers.py reads).
     """
 
     def __init__(self, node, dev: str, path: Path, interval: float):

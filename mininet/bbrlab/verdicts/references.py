@@ -15,8 +15,6 @@ from pathlib import Path
 from ..spec import datasets, traces
 from ..errors import SpecError
 
-REFERENCE_VARIABLE = datasets.KINDS["reference"].variable
-
 
 def csv_path(reference: dict) -> Path | None:
     """The file `reference.csv` names ($BBRLAB_REFERENCE expanded), or None."""
