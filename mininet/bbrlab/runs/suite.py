@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from . import shard as sharding
-from ..errors import SpecError, did_you_mean
+from ..errors import BbrlabError, SpecError, did_you_mean
 from ..spec import experiment as spec
 from ..spec.catalog import name_of, refuse_any
 from ..spec.datasets import MissingData
@@ -100,3 +101,55 @@ def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = N
         return [], rundir
     done = rundir.finished_points()
     return [p for p in points if p.id not in done], None
+
+
+def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration: dict | None, folder: Path,
+             resume: bool, cli: list[str], parts: dict | None = None) -> tuple[dict, list[str]]:
+    """Run the points STATES ({name: (points to run, finished run or None)}) leaves of each
+    experiment, in order, with progress and the suite's eta on stderr; a finished run gets its
+    verdict and figure if it lacks them, and is judged again by today's file if its claims,
+    plot or title were edited (FOLDER holds the experiment files it was judged by).
+    ({name: verdict}, [names that failed to run]); runner.Interrupted goes to the caller."""
+    from ..output import summary
+    from . import runner
+    from ..store.results import read_json
+
+    remaining = sum(p.duration for todo, _ in states.values() for p in todo)
+    points_left = sum(len(todo) for todo, _ in states.values())
+    verdicts, failed = {}, []
+    started, flows_done, points_done = time.monotonic(), 0.0, 0
+    for n, exp in enumerate(exps, 1):
+        left, finished = states[exp.name]
+        todo = sum(p.duration for p in left)
+        eta = ""
+        if points_done:  # the flows still to run, plus each point's overhead as measured so far
+            per_point = max(0.0, time.monotonic() - started - flows_done) / points_done
+            eta = f"; suite eta {(remaining + per_point * points_left) / 60:.0f} min"
+        if finished is not None:
+            print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
+                  file=sys.stderr)
+            ran, _ = summary.judging_specs(finished, folder)
+            if not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
+                summary.finish(finished, ran)  # its points are all there: its own verdict and figure
+            rejudged = summary.rejudged_files(finished, exp.name)["spec"]
+            if exp.source != ran.source and not (rejudged.is_file() and rejudged.read_text() == exp.source):
+                summary.rejudge(finished, exp, f"with today's {exp.name}.yaml")  # claims, plot or title edited
+            verdicts[exp.name] = summary.current_verdict(finished, exp.name)[0]
+            continue
+        print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left)} points, "
+              f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
+        flows_done += todo
+        remaining -= todo
+        points_done += len(left)
+        points_left -= len(left)
+        try:
+            rundir = runner.run_experiment(exp, root, resume=resume, cli=cli, calibration=calibration,
+                                           shard=parts and parts[exp.name])
+        except runner.Interrupted:
+            raise
+        except BbrlabError as exc:  # one broken experiment does not stop the suite
+            print(f"bbrlab: {exp.name}: {exc}", file=sys.stderr)
+            failed.append(exp.name)
+            continue
+        verdicts[exp.name] = read_json(rundir.path / "verdict.json")
+    return verdicts, failed

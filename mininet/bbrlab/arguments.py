@@ -1,0 +1,124 @@
+"""bbrlab's command line as argparse reads it: the commands, their options and their help
+(cli.py runs them)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .spec import experiment as spec
+
+SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
+              "every host; `bbrlab merge` combines the shards' runs")
+
+
+def parser(results_default: Path) -> argparse.ArgumentParser:
+    """bbrlab's arguments; each command names its handler in cli.py (`handler`)."""
+    p = argparse.ArgumentParser(prog="bbrlab", description="Reproducible TCP congestion control experiments "
+                                "on Mininet (BBR paper figures and follow-ups).")
+    p.add_argument("--results", default=str(results_default), help="results root (default: %(default)s)")
+    # --results is also taken after the subcommand (bbrlab plot --results DIR); given
+    # there, it wins; not given, the one before the subcommand (or the default) stands
+    results = argparse.ArgumentParser(add_help=False)
+    results.add_argument("--results", default=argparse.SUPPRESS, help="results root (default: results/)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def command(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[results], **kwargs)
+
+    command("list", help="list the experiments").set_defaults(handler="cmd_list")
+    run = command("run", help="run an experiment (all its sweep points)")
+    run.add_argument("experiment", help="name in experiments/ or path to a YAML file")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="override a parameter, e.g. rate=20Mbit, cc=bbr, loss='[1%%,10%%]' (repeatable)")
+    run.add_argument("--only", action="append", metavar="AXIS=VALUE",
+                     help="run only the points with this sweep value, e.g. cc=bbr (repeatable: values of one "
+                     "axis add up, axes narrow); --dry-run shows just those; the run stays resumable "
+                     "for the other points")
+    run.add_argument("--quick", action="store_true", help="the experiment's short profile (CI, first tries)")
+    run.add_argument("--dry-run", action="store_true", help="print topology, tc setup and flow schedule; run nothing")
+    run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
+    run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
+    run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
+    run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
+    run.add_argument("--action", help=argparse.SUPPRESS)  # a figure script's CC action: figure5.sh bbr
+    run.set_defaults(handler="cmd_run")
+    plot = command("plot", help="redraw figure and verdict from a results directory")
+    plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
+    plot.add_argument("--experiment", default="figure5",
+                      help="the latest run of this experiment (a name, or its YAML file; default: %(default)s)")
+    plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
+    plot.add_argument("--format", default="png", help="the figure's formats, comma-separated: png, svg, pdf "
+                      "(default: %(default)s; the first is printed)")
+    plot.add_argument("--kind", choices=spec.PLOT_KINDS, metavar="KIND",
+                      help="also draw the run as this plot kind, into NAME-KIND.png (one of: "
+                      + ", ".join(spec.PLOT_KINDS) + ")")
+    plot.add_argument("--reanalyze", action="store_true",
+                      help="first derive every point's series and metrics again from its raw files "
+                      "(an analysis fixed after the run reaches its numbers without measuring again)")
+    plot.set_defaults(handler="cmd_plot")
+    suite = command("suite", help="run every experiment (resumable), then write the report")
+    suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
+    suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
+    suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
+    suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
+    suite.add_argument("--shard", metavar="K/N", help=SHARD_HELP + " (of the whole suite's grid)")
+    suite.set_defaults(handler="cmd_suite")
+    merging = command("merge", help="combine shards' runs (--shard K/N) into one run: judged, plotted "
+                      "and reported like a run of the whole grid")
+    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shards' run directories, or results "
+                         "roots holding them (each root: the newest shard runs of each experiment)")
+    merging.add_argument("--into", help="results root of the merged runs (default: --results)")
+    merging.add_argument("--partial", action="store_true", help="exit 0 when a merged run is incomplete "
+                         "(a shard missing, or repeat: auto undecided); without it, exit 1")
+    merging.set_defaults(handler="cmd_merge")
+    rep = command("report", help="write the one-page report from the latest run of each experiment")
+    rep.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="only these experiments: names in "
+                     "experiments/ or YAML files (default: every experiment in experiments/)")
+    rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
+    rep.set_defaults(handler="cmd_report")
+    cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
+                  "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
+    cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
+    cal.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
+    cal.set_defaults(handler="cmd_calibrate")
+    exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
+                        "series in long format (numbers in SI units); or flent data files")
+    exporting.add_argument("runs", nargs="+", metavar="RUN", help="results directories (results/NAME/STAMP)")
+    exporting.add_argument("--format", default="csv", help="csv (default), or flent: one .flent.gz per point "
+                           "that flent plots as its tcp_nup test (flent -i FILE -p totals)")
+    exporting.add_argument("--out", default="export", help="directory for points.csv, flows.csv, series.csv "
+                           "or the .flent.gz files (default: %(default)s)")
+    exporting.set_defaults(handler="cmd_export")
+    comparing = command("compare", help="two runs side by side: metric deltas per matching point, and "
+                        "an overlay figure of their RTT and goodput")
+    comparing.add_argument("a", metavar="A", help="results directory of the first run")
+    comparing.add_argument("b", metavar="B", help="results directory of the second run")
+    comparing.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
+                           "goodput, utilization, RTT p50/p95, queue, retransmits, fairness, link busy)")
+    comparing.add_argument("--out", help="the overlay figure: .png, .svg or .pdf (default: beside run A, "
+                           "results/NAME/compare-A-vs-B.png)")
+    comparing.set_defaults(handler="cmd_compare")
+    labs = command("lab", help="the course lab kit (labs/): list the labs, check a student's runs")
+    lab_sub = labs.add_subparsers(dest="lab_command", required=True)
+    lab_sub.add_parser("list", help="the labs and their commands").set_defaults(handler="cmd_lab_list")
+    checking = lab_sub.add_parser("check", help="whether a student's runs of a lab can be "
+                                  "graded: all there, the lab's parameters, complete, the emulator kept up "
+                                  "(exit 1 when not; answers are not graded)")
+    checking.add_argument("lab", help="the lab: its number, name or folder")
+    checking.add_argument("runs", nargs="+", metavar="RUN", help="run directories (results/NAME/STAMP) or "
+                          "results roots (the newest run of each of the lab's experiments)")
+    checking.set_defaults(handler="cmd_lab_check")
+    command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
+            "from the code's own tables").set_defaults(handler="cmd_format_doc")
+    command("preflight", help="check root, tools and kernel features").set_defaults(handler="cmd_preflight")
+    command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(handler="cmd_clean")
+    fetching = command("fetch-data", help="fetch Mahimahi's LTE traces and ReBBR's numbers (pinned commits, "
+                       "sha256 checked) into data/ in the checkout, where bbrlab reads them (or into "
+                       "$BBRLAB_TRACES and $BBRLAB_REFERENCE when they are set)")
+    fetching.add_argument("--from", dest="source", metavar="URL",
+                          help="base URL laid out as BASE/OWNER/REPO/COMMIT/PATH, e.g. a mirror or file:///DIR "
+                          "(default: $BBRLAB_DATA_URL, else https://raw.githubusercontent.com)")
+    fetching.set_defaults(handler="cmd_fetch_data")
+    return p
