@@ -8,6 +8,7 @@ per AQM; below, each point's goodput and the queue's median delay. Under flow qu
 
 from __future__ import annotations
 
+from ..analysis.metrics import percentile
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
 from .style import cc_of, style
@@ -51,6 +52,11 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
                              gridspec_kw={"height_ratios": [3, 2]})
     base = records[0]["metrics"]["base_rtt_ms"]
     startup = exp.points[0].sampling.startup if exp.points else 2.0
+    averaged = claims_mod.average_repetitions(records)
+
+    def med(values: list[float]) -> float:
+        return percentile(values, 50) if values else float("nan")
+
     for col, cc in enumerate(ccs):
         ax, bars = axes[0][col], axes[1][col]
         for aqm in aqms:
@@ -61,7 +67,6 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
                     p, f = latencies(rundir, rec, startup)
                     probe += p
                     flows += f
-            med = (lambda v: sorted(v)[len(v) // 2] if v else float("nan"))
             _cdf(ax, probe, color, "-", f"{name}: probe (ping), median {med(probe):.0f} ms")
             _cdf(ax, flows, color, "--", f"{name}: {style(cc)['label']}'s own RTT (ss), median {med(flows):.0f} ms")
         ax.axvline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
@@ -73,7 +78,7 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
         ax.set_ylim(0, 1.01)
         ax.set_title(f"{style(cc)['label']} flow: latency under load")
         ax.legend(fontsize=7, loc="center")
-        merged = [r for r in claims_mod.average_repetitions(records) if cc_of(r) == cc]
+        merged = [r for r in averaged if cc_of(r) == cc]
         shown = [a for a in aqms if any(aqm_of(r) == a for r in merged)]
         goodput = [next(r["metrics"].get("steady_goodput_mbps") or 0 for r in merged if aqm_of(r) == a) for a in shown]
         delay = [next(r["metrics"].get("queue_delay_p50_ms") or 0 for r in merged if aqm_of(r) == a) for a in shown]
