@@ -26,7 +26,8 @@
 #                             arm64 Linux host with /dev/kvm, then use BBRLAB_CHECK_CPU=host)
 #   BBRLAB_CHECK_NOAGG        1: let the bbrnoagg role build tcp_bbr_noagg in the guest
 #                             (linux-source and a compiler under emulation: slow);
-#                             default 0 (bbrnoagg_build=false)
+#                             default 0 (bbrnoagg_build=false); the same for the
+#                             picoquic role's build of picoquicdemo (picoquic_build)
 #   BBRLAB_CHECK_BOOT_TIMEOUT seconds to wait for ssh (default 900)
 set -euo pipefail
 
@@ -125,8 +126,8 @@ copy_project() {
 provision() {
     local extra
     # JSON: a boolean, not the string "false" (which Jinja would take as true).
-    extra=$(printf '{"testbed_project_dir": "/vagrant", "bbrnoagg_build": %s}' \
-        "$( ((noagg)) && echo true || echo false)")
+    extra=$(printf '{"testbed_project_dir": "/vagrant", "bbrnoagg_build": %s, "picoquic_build": %s}' \
+        "$( ((noagg)) && echo true || echo false)" "$( ((noagg)) && echo true || echo false)")
     log "ansible-playbook ansible/playbook.yml -e '$extra' (log: $work/provision.log)"
     if guest "cd /vagrant && sudo env ANSIBLE_NOCOLOR=1 PYTHONUNBUFFERED=1 ansible-playbook \
             --connection=local --inventory=localhost, --extra-vars '$extra' ansible/playbook.yml" \

@@ -6,10 +6,13 @@
 # own kernels lack sch_netem/sch_fq. The box boots Debian's kernel directly
 # (no bootloader: the box's Vagrantfile points libvirt at vmlinuz/initrd) and
 # is pre-seeded with every package the Ansible roles install plus ansible
-# itself, so `vagrant up` + ansible_local need no network in the guest.
+# itself, so `vagrant up` + ansible_local need no network in the guest. What the
+# roles would compile under TCG is compiled here, natively (amd64): tcp_bbr_noagg,
+# and picoquic's picoquicdemo and picolog_t (from ../shared/src, else fetched at the
+# pinned commits; cached under $BBRLAB_CACHE/picoquic by the hash of their script).
 #
 # The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script,
-# the roles' package lists and (for arm64) the architecture; it is rebuilt only
+# the build scripts, the roles' package lists and (for arm64) the architecture; it is rebuilt only
 # when they change, and re-added to Vagrant only when the installed box is not
 # the current one.
 #
@@ -116,6 +119,7 @@ command -v python3 >/dev/null || die "python3 is missing: run vm/vm.sh deps (apt
 python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.sh deps"
 packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
 noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
+picoquic_script=$repo/ansible/roles/picoquic/files/build-picoquic.sh
 arch_key=""
 [[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
 # The BBRv3 kernel (amd64): its cache directory's name is the hash of its inputs.
@@ -125,7 +129,7 @@ if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
     [[ -n $bbr3_kernel ]] || die "BBRLAB_BBR3_KERNEL=1, but vm/build-kernel.sh --print-dir failed (run it to see why)"
 fi
-hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
     ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
 box_file=$cache/boxes/$box_prefix-$hash.box
 
@@ -276,6 +280,46 @@ build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at na
     rm -f "$root/tmp/build-tcp-bbr-noagg.sh"
 }
 
+build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/local of the box,
+    # built here at native speed in the box's own root (its libssl), cached under
+    # $cache/picoquic by the hash of the build script (which holds the pinned commits); the
+    # picoquic role then finds them current. Without them the role builds them in the guest.
+    local root=$1 key entry tools="cmake make gcc pkg-config libssl-dev" added=() pkg
+    key=$(sha256sum "$picoquic_script" | cut -c1-16)
+    entry=$cache/picoquic/$key
+    install -D -m 0755 "$picoquic_script" "$root/usr/local/lib/bbrlab/build-picoquic.sh"
+    if [[ ! -f $entry/share/picoquic/build.txt ]]; then
+        mkdir -p "$root/tmp/src"
+        if compgen -G "$repo/../shared/src/pico*.tar.gz" >/dev/null; then
+            cp "$repo"/../shared/src/pico*.tar.gz "$root/tmp/src/"
+        else
+            tools+=" git ca-certificates" # the pinned commits are fetched
+        fi
+        for pkg in $tools; do # removed again afterwards: only what this step adds
+            # shellcheck disable=SC2016 # dpkg's format, not the shell's
+            chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || added+=("$pkg")
+        done
+        if timed "picoquic" logged "$build_root/picoquic.log" \
+            chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 BBRLAB_SRC=/tmp/src sh -c \
+            "apt-get install -y -q --no-install-recommends $tools && /usr/local/lib/bbrlab/build-picoquic.sh /tmp/picoquic"; then
+            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/picoquic/." "$entry.tmp/" &&
+                rm -rf "$entry" && mv "$entry.tmp" "$entry"
+            log "built picoquic into $entry"
+        else
+            log "warning: picoquic not built (see $build_root/picoquic.log); provisioning will try"
+        fi
+        if ((${#added[@]})); then
+            chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
+                "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
+                log "warning: could not remove picoquic's build tools from the box"
+        fi
+        rm -rf "$root/tmp/src" "$root/tmp/picoquic"
+    else
+        log "picoquic from the cache ($entry)"
+    fi
+    [[ ! -f $entry/share/picoquic/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
+}
+
 build_box() {
     local root t_all
     t_all=$(now)
@@ -314,8 +358,9 @@ EOF
     fi
     if [[ $arch == "$host_arch" ]]; then
         build_noagg "$root"
+        build_picoquic "$root"
     else
-        log "tcp_bbr_noagg not built for a foreign architecture: provisioning builds it (role bbrnoagg)"
+        log "tcp_bbr_noagg and picoquic not built for a foreign architecture: provisioning builds them (roles bbrnoagg, picoquic)"
     fi
     rm -f "$root/usr/sbin/policy-rc.d"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
