@@ -6,17 +6,13 @@ import itertools
 from pathlib import Path
 
 import pytest
+from bbrlab.analysis.fairness import adaptation_time, align_series, convergence_time, jain_index, jain_over_time
 from bbrlab.analysis.metrics import (
-    adaptation_time,
     aggregate_steady_goodput_bps,
     backlogged_delivery,
     bbr_model,
-    align_series,
-    convergence_time,
     goodput_bps,
     ideal_goodput_bps,
-    jain_index,
-    jain_over_time,
     link_busy,
     percentile,
     queue_delay_ms,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import aqm_metrics, bbr_state, classes, fct, mathis, parsers, system_parsers, trace_metrics
+from . import aqm_metrics, bbr_state, classes, fairness, fct, mathis, parsers, system_parsers, trace_metrics
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
@@ -262,15 +262,15 @@ def _fairness(point: Point, per_flow_series: list, end: float, series: dict, out
     """Fairness among concurrent flows: Jain's index over time, and when it converged."""
     if not (len(per_flow_series) > 1 and all(per_flow_series)):
         return
-    aligned = m.align_series(per_flow_series, point.sampling.iperf_interval)
-    jain = m.jain_over_time(aligned, aligned.active)
+    aligned = fairness.align_series(per_flow_series, point.sampling.iperf_interval)
+    jain = fairness.jain_over_time(aligned, aligned.active)
     series["jain"] = _round(jain)
     all_active_from = max(s[0][0] for s in per_flow_series)
     tail = [j for t, j in jain if t >= all_active_from]
     out["jain_mean"] = round(sum(tail) / len(tail), 4) if tail else None
     last = [j for t, j in jain if t >= end - max(5.0, 0.2 * end)]
     out["jain_final"] = round(sum(last) / len(last), 4) if last else None
-    conv = m.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
+    conv = fairness.convergence_time([(t, j) for t, j in jain if t >= all_active_from], 0.9, hold=2.0)
     out["convergence_s"] = round(conv - all_active_from, 3) if conv is not None else None
 
 
@@ -387,7 +387,7 @@ def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) ->
     by_rate = out["link_delivery_by_rate"]
     if not (link.changes and per_flow_series):
         return
-    total = m.align_series(per_flow_series, point.sampling.iperf_interval)
+    total = fairness.align_series(per_flow_series, point.sampling.iperf_interval)
     agg = [(t, sum(v)) for t, v in zip(total.times, total.values)]
     times, targets = [], []
     delivered = {d["from_s"]: d["delivery"] for d in by_rate}
@@ -399,7 +399,7 @@ def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) ->
         if target <= 0 or (target > previous) != (change.rate > previous):
             target = change.rate
         previous = change.rate
-        times.append(m.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
+        times.append(fairness.adaptation_time(agg, change.at, target, frac=0.85, hold=1.0))
         targets.append(round(target / 1e6, 4))
     out["adapt_targets_mbps"] = targets
     out["adapt_times_s"] = [round(t, 3) if t is not None else None for t in times]
