@@ -14,6 +14,8 @@
 #   --only AXIS=VALUE  run only these points of a sweep (repeatable; not for the suite)
 #   --dry-run        print the plan, run nothing (on this machine, not for the suite)
 #   --results DIR    results root (default: results/ in this checkout)
+#   -q | -v          bbrlab's -q (warnings and errors only) or -v (also each command run
+#                    in the testbed's hosts)
 # Without --local or --vm the kernel is probed: a kernel without sch_netem, sch_fq,
 # sch_htb or tcp_bbr (such as a CI machine's) sends the run to the VM, with a note.
 # plot, list, report and --dry-run measure nothing: they always run here, without root.
@@ -54,7 +56,7 @@ dispatch_host_actions="plot list report"
 # dispatch EXPERIMENT "ACTION ..." ARGS...: see the header.
 dispatch() {
     local experiment=$1 actions=$2; shift 2
-    local where=auto action="" opts=() run_opts=() plot_opts=() results=() dry_run=0 arg
+    local where=auto action="" opts=() run_opts=() plot_opts=() results=() talk=() dry_run=0 arg
     while (($# > 0)); do
         arg=$1; shift
         case $arg in
@@ -74,6 +76,7 @@ dispatch() {
                 (($# > 0)) || dispatch_die "--results needs a directory"
                 results=(--results "$1"); shift ;;
             --results=*) results=("$arg") ;;
+            -q | --quiet | -v | --verbose) talk=("$arg") ;;
             -h | --help) dispatch_usage "$experiment" "$actions"; exit 0 ;;
             -*) dispatch_die "unknown option $arg (see --help)" ;;
             *)
@@ -104,6 +107,7 @@ dispatch() {
         # a CC's action: bbrlab run checks it against --only cc=... and --set cc=... (--action)
         *) args=("${results[@]}" run "$experiment" --action "$action" "${opts[@]}" "${run_opts[@]}") ;;
     esac
+    args=("${talk[@]}" "${args[@]}")
     if ((dry_run)); then
         args+=(--dry-run)
         host_side=1
@@ -212,4 +216,5 @@ dispatch_usage() {
     echo "                   when its kernel has sch_netem, sch_fq, sch_htb and tcp_bbr)"
     echo "  --results DIR    results root (here: every host-side action, or with --local;"
     echo "                   default: results/)"
+    echo "  -q | -v          only warnings and errors / also each command run in the testbed's hosts"
 }

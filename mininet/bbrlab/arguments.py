@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import log
 from .spec import experiment as spec
 
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
@@ -21,6 +22,15 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     # there, it wins; not given, the one before the subcommand (or the default) stands
     results = argparse.ArgumentParser(add_help=False)
     results.add_argument("--results", default=argparse.SUPPRESS, help="results root (default: results/)")
+    # -q and -v, before or after the command, the same way
+    for q in (p, results):
+        talk = q.add_mutually_exclusive_group()
+        default = {} if q is p else {"default": argparse.SUPPRESS}
+        talk.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=log.QUIET, **default,
+                          help="only warnings and errors on stderr (no progress)")
+        talk.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=log.VERBOSE,
+                          **default, help="also every command the testbed runs in its hosts (tc, ip, tools)")
+    p.set_defaults(verbosity=log.NORMAL)
     sub = p.add_subparsers(dest="command", required=True)
 
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
@@ -102,8 +112,8 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     comparing.set_defaults(handler="cmd_compare")
     labs = command("lab", help="the course lab kit (labs/): list the labs, check a student's runs")
     lab_sub = labs.add_subparsers(dest="lab_command", required=True)
-    lab_sub.add_parser("list", help="the labs and their commands").set_defaults(handler="cmd_lab_list")
-    checking = lab_sub.add_parser("check", help="whether a student's runs of a lab can be "
+    lab_sub.add_parser("list", parents=[results], help="the labs and their commands").set_defaults(handler="cmd_lab_list")
+    checking = lab_sub.add_parser("check", parents=[results], help="whether a student's runs of a lab can be "
                                   "graded: all there, the lab's parameters, complete, the emulator kept up "
                                   "(exit 1 when not; answers are not graded)")
     checking.add_argument("lab", help="the lab: its number, name or folder")

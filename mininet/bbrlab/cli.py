@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import log
 from . import arguments
 from .spec import experiment as spec
 from .errors import BbrlabError, SpecError, did_you_mean
@@ -95,7 +96,7 @@ def _shard(args, points: list[spec.Point]) -> dict | None:
     from .runs import shard
 
     which = shard.parse(args.shard)
-    print("\n".join(shard.lines(points, which)), file=sys.stderr)
+    log.info("\n".join(shard.lines(points, which)))
     return shard.record(which, shard.points_of(points, which))
 
 
@@ -110,13 +111,13 @@ def cmd_run(args) -> int:
     if part is not None:
         subset = [p for p in subset if p.id in part["points"]]
         if not subset:
-            print(f"shard {args.shard}: no point of {exp.name} to run here", file=sys.stderr)
+            log.info(f"shard {args.shard}: no point of {exp.name} to run here")
             return 0
         from .runs import suite
 
         done = None if args.dry_run else suite.state(exp, Path(args.results), not args.fresh, part)[1]
         if done is not None:  # a shard, like a suite's experiment, runs once
-            print(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)", file=sys.stderr)
+            log.info(f"shard {args.shard} of {exp.name} is done ({done.path}; --fresh runs it again)")
             print(f"results: {done.path}")
             return 0
     if args.dry_run:
@@ -147,7 +148,7 @@ def cmd_run(args) -> int:
                                        cli=sys.argv[1:], subset=subset if only else None,
                                        calibration=calibration, shard=part)
     except runner.Interrupted as exc:
-        print(f"bbrlab: {exc}", file=sys.stderr)
+        log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
     from .store.results import read_json
 
@@ -187,37 +188,37 @@ def cmd_suite(args) -> int:
     left = {name: todo for name, (todo, _) in state.items()}
     remaining = sum(p.duration for todo in left.values() for p in todo)
     points_left = sum(map(len, left.values()))
-    print(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
-          f"{points_left} points ({remaining / 60:.1f} min of flows) left to run", file=sys.stderr)
+    log.info(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
+             f"{points_left} points ({remaining / 60:.1f} min of flows) left to run")
     try:  # measured first on a machine without one, unless nothing is left to run
         calibration = _calibration(args, [p for todo in left.values() for p in todo]) if points_left else None
     except runner.Interrupted as exc:
-        print(f"bbrlab: {exc}", file=sys.stderr)
+        log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
     try:
         verdicts, failed = suite.run_each(exps, root, state, calibration, EXPERIMENTS, resume=not args.fresh,
                                           cli=sys.argv[1:], parts=parts)
     except runner.Interrupted as exc:
-        print(f"bbrlab: {exc}", file=sys.stderr)
+        log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
     walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
     flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
     # the whole suite: what has not run is named (nothing at all ran: no report)
     out = suite.write_report(root, *suite_experiments()) if verdicts and parts is None else None  # shards: merged
-    print(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
-          f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "", file=sys.stderr)
+    log.info(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
+             f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "")
     for name, v in verdicts.items():
         print(f"  {name:14s} {v['verdict']}")
     if out:
         print(f"report: {out}")
     if failed:
-        print(f"bbrlab: failed to run: {', '.join(failed)}", file=sys.stderr)
+        log.error(f"bbrlab: failed to run: {', '.join(failed)}")
     if lacking:
-        print(f"bbrlab: not run for want of data: {', '.join(lacking)} (run `{FETCH}`)", file=sys.stderr)
+        log.warning(f"bbrlab: not run for want of data: {', '.join(lacking)} (run `{FETCH}`)")
     if failed or lacking:
         return EXIT_ERROR
     if args.strict and any(v["verdict"] != "reproduced" for v in verdicts.values()):
-        print("bbrlab: --strict: not every experiment reproduced", file=sys.stderr)
+        log.error("bbrlab: --strict: not every experiment reproduced")
         return EXIT_CLAIM
     return 0
 
@@ -230,13 +231,12 @@ def cmd_merge(args) -> int:
     for rundir in runs:
         print(f"results: {rundir.path}")
     for error in errors:
-        print(f"bbrlab: merge: {error}", file=sys.stderr)
+        log.error(f"bbrlab: merge: {error}")
     if errors:
         return EXIT_ERROR
     incomplete = [r for r in runs if read_json(r.path / "run.json").get("status") != "complete"]
     if incomplete and not args.partial:  # what is missing was said above
-        print(f"bbrlab: merge: incomplete: {', '.join(str(r.path) for r in incomplete)} (--partial accepts that)",
-              file=sys.stderr)
+        log.error(f"bbrlab: merge: incomplete: {', '.join(str(r.path) for r in incomplete)} (--partial accepts that)")
         return EXIT_REJECTED
     return 0
 
@@ -274,7 +274,7 @@ def cmd_plot(args) -> int:
         meta.setdefault("reanalyzed", []).append({"at": time.time(), "git": metadata.git_revision(),
                                                   "points": count})
         write_json(rundir.path / "run.json", meta)
-        print(f"analyzed {count} points again from their raw files", file=sys.stderr)
+        log.info(f"analyzed {count} points again from their raw files")
         reasons.append("points analyzed again from their raw files")
     first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
     if first:
@@ -315,7 +315,7 @@ def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
 def _strict_status(args, verdict: dict) -> int:
     """Exit status: EXIT_CLAIM under --strict unless every evaluated claim held."""
     if args.strict and verdict["verdict"] != "reproduced":
-        print(f"bbrlab: --strict: claim check says {verdict['verdict']!r}", file=sys.stderr)
+        log.error(f"bbrlab: --strict: claim check says {verdict['verdict']!r}")
         return EXIT_CLAIM
     return 0
 
@@ -413,7 +413,7 @@ def cmd_fetch_data(args) -> int:
     for line in done:
         print(line)
     for line in errors:
-        print(f"bbrlab: fetch-data: {line}", file=sys.stderr)
+        log.error(f"bbrlab: fetch-data: {line}")
     return EXIT_ERROR if errors else 0
 
 
@@ -428,13 +428,14 @@ def cmd_clean(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = arguments.parser(REPO / "results").parse_args(argv)
+    log.set_verbosity(args.verbosity)
     try:
         return globals()[args.handler](args)
     except BbrlabError as exc:  # PreflightError and SpecError included: one message
-        print(f"bbrlab: {exc}", file=sys.stderr)
+        log.error(f"bbrlab: {exc}")
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("bbrlab: interrupted", file=sys.stderr)
+        log.error("bbrlab: interrupted")
         return EXIT_INTERRUPT
 
 

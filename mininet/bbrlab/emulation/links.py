@@ -13,6 +13,7 @@ from typing import Sequence
 
 from mininet.link import Intf, Link
 
+from .. import log
 from ..errors import TestbedError
 from .topo import IntfPlan, tc_batch
 
@@ -41,6 +42,7 @@ def steer_receive(node, cpus: int) -> None:
 
 def run(node, argv: Sequence[str], check: bool = True, timeout: float = 20, stdin: str | None = None) -> str:
     """Run ARGV (an argument list, never a shell string) inside NODE's namespace."""
+    log.command(node.name, argv, stdin)
     proc = node.popen(list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -8,10 +8,10 @@ judging it again with other claims writes verdict-rejudged.json (and its figure)
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from pathlib import Path
 
+from .. import log
 from ..verdicts import claims
 from ..store import metadata
 from . import plots
@@ -145,8 +145,8 @@ def rejudge(rundir: RunDir, exp: Experiment, why: str, formats: tuple[str, ...] 
     write_json(files["metrics"], _metrics(merged))
     write_json(files["verdict"], v)
     figure = plots.draw(exp, rundir, records, v, name=exp.name + REJUDGED, formats=formats)
-    print(f"re-judged ({why}): {files['verdict'].name} and {figure.name} written beside the run's own "
-          "verdict.json and metrics.json, which are kept as the run wrote them", file=sys.stderr)
+    log.info(f"re-judged ({why}): {files['verdict'].name} and {figure.name} written beside the run's own "
+             "verdict.json and metrics.json, which are kept as the run wrote them")
     return _show(v, figure)
 
 

@@ -21,10 +21,10 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from .. import log
 from ..analysis import system_parsers
 from ..spec import experiment as spec
 from ..spec.root import ROOT
@@ -225,12 +225,12 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = ()) -> dict:
 
     ident = machine()
     key = machine_key(ident)
-    print("calibrate: timer lateness (cyclictest, "
-          f"{CYCLICTEST_SECONDS} s) ...", file=sys.stderr)
+    log.info("calibrate: timer lateness (cyclictest, "
+             f"{CYCLICTEST_SECONDS} s) ...")
     timer = timer_lateness()
     exp = spec.load(EXPERIMENT, list(overrides), quick=quick)
-    print(f"calibrate: the bottleneck alone, {len(exp.points)} points "
-          f"({sum(p.duration for p in exp.points):.0f} s of flows) ...", file=sys.stderr)
+    log.info(f"calibrate: the bottleneck alone, {len(exp.points)} points "
+             f"({sum(p.duration for p in exp.points):.0f} s of flows) ...")
     rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"])
     env = envelope(rundir.point_records())
     shapers = sorted({p.link.shaper for p in exp.points})
@@ -253,8 +253,8 @@ def ensure(root: Path) -> dict:
     cal = load()
     if cal is not None:
         return cal
-    print("bbrlab: this machine has no calibration yet; measuring it first (about 3 minutes, "
-          "once per machine; `bbrlab calibrate` measures again)", file=sys.stderr)
+    log.info("bbrlab: this machine has no calibration yet; measuring it first (about 3 minutes, "
+             "once per machine; `bbrlab calibrate` measures again)")
     cal = measure(root)
-    print("\n".join(table(cal)), file=sys.stderr)
+    log.info("\n".join(table(cal)))
     return cal

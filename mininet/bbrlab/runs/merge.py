@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
+from .. import log
 from .. import __version__
 from ..spec import experiment as spec
 from ..output import summary
@@ -164,8 +164,7 @@ def merge(rundirs: list[RunDir], root: Path, cli: list[str] | None = None) -> Ru
         for pid in sorted(s.rundir.finished_points()):
             if pid in kept:
                 overlaps.append({"point": pid, "kept": str(kept[pid].rundir.path), "dropped": str(s.rundir.path)})
-                print(f"merge: {pid} finished in both {kept[pid].rundir.path} and {s.rundir.path}: kept the first",
-                      file=sys.stderr)
+                log.warning(f"merge: {pid} finished in both {kept[pid].rundir.path} and {s.rundir.path}: kept the first")
             else:
                 kept[pid] = s
     missing = _missing(exp, shards, set(kept))
@@ -194,7 +193,7 @@ def merge(rundirs: list[RunDir], root: Path, cli: list[str] | None = None) -> Ru
         meta["calibration"] = calibration
     write_json(merged.path / "run.json", meta)
     if why:
-        print(f"merge: {why}", file=sys.stderr)
+        log.warning(f"merge: {why}")
     summary.finish(merged, exp)
     meta["status"] = "complete" if not missing and not _undecided(exp, merged, root) else "incomplete"
     write_json(merged.path / "run.json", meta)
@@ -211,25 +210,24 @@ def _undecided(exp: spec.Experiment, merged: RunDir, root: Path) -> bool:
     if not names:
         return False
     checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"
-    print(f"repeat: auto: {checks} ({'; '.join(sorted(names))}); the merged run stays resumable: on one "
-          f"testbed host, `bbrlab --results {root} run {merged.path / 'spec.yaml'}` adds their repetitions",
-          file=sys.stderr)
+    log.info(f"repeat: auto: {checks} ({'; '.join(sorted(names))}); the merged run stays resumable: on one "
+             f"testbed host, `bbrlab --results {root} run {merged.path / 'spec.yaml'}` adds their repetitions")
     return True
 
 
 def _say(exp: spec.Experiment, merged: RunDir, root: Path, shards: list[ShardRun], missing: list[dict]) -> None:
     done = len(merged.finished_points())
-    print(f"merge: {len(shards)} shard(s) of {exp.name} into {merged.path}: {done} of {len(exp.points)} "
-          "planned points", file=sys.stderr)
+    log.info(f"merge: {len(shards)} shard(s) of {exp.name} into {merged.path}: {done} of {len(exp.points)} "
+             "planned points")
     by_shard: dict[str, list[str]] = {}
     for m in missing:
         where = m["shard"] + (f" (host {m['host']}, {m['dir']})" if m["host"] else "")
         by_shard.setdefault(where, []).append(m["point"])
     for where, points in by_shard.items():
-        print(f"merge: missing {len(points)} point(s) of {where}: {', '.join(points)}", file=sys.stderr)
+        log.warning(f"merge: missing {len(points)} point(s) of {where}: {', '.join(points)}")
     if missing:
-        print(f"merge: the merged run is incomplete: run the missing shard again (or `bbrlab --results "
-              f"{root} run {merged.path / 'spec.yaml'}` on one host)", file=sys.stderr)
+        log.warning(f"merge: the merged run is incomplete: run the missing shard again (or `bbrlab --results "
+                    f"{root} run {merged.path / 'spec.yaml'}` on one host)")
 
 
 def merge_all(paths: list[Path], root: Path, cli: list[str] | None = None) -> tuple[list[RunDir], list[str]]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 import random
 import signal
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from .. import log
 from ..analysis import analyze as analysis
 from ..verdicts import claims
 from ..store import metadata
@@ -42,13 +42,12 @@ def _raise_interrupt(signum, frame):
 class Progress:
     """One line per point with an ETA from the measured overhead so far."""
 
-    def __init__(self, total_points: int, total_seconds: float, stream=sys.stderr):
+    def __init__(self, total_points: int, total_seconds: float):
         self.total_points = total_points
         self.remaining = total_seconds
         self.done = 0
         self.started = time.monotonic()
         self.flow_seconds_done = 0.0
-        self.stream = stream
 
     def extend(self, points: list[Point]) -> None:
         """Count POINTS in too: points added as the run goes (repeat: auto)."""
@@ -65,8 +64,8 @@ class Progress:
         width = 24
         filled = int(width * self.done / max(self.total_points, 1))
         bar = "#" * filled + "." * (width - filled)
-        print(f"[{bar}] {self.done}/{self.total_points} {point.id}: {status}; "
-              f"elapsed {elapsed:.0f}s, eta {eta:.0f}s", file=self.stream, flush=True)
+        log.info(f"[{bar}] {self.done}/{self.total_points} {point.id}: {status}; "
+                 f"elapsed {elapsed:.0f}s, eta {eta:.0f}s")
 
 
 def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: list) -> dict:
@@ -233,7 +232,7 @@ def repeat_until_decided(exp: Experiment, rundir: RunDir, run, progress: Progres
             rounds.setdefault(p.repetition, []).append(claims.point_name({"params": p.params}))
         checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"
         adding = "; ".join(f"repetition {k} of {', '.join(names)}" for k, names in sorted(rounds.items()))
-        print(f"repeat: auto: {checks}; adding {adding}", file=sys.stderr, flush=True)
+        log.info(f"repeat: auto: {checks}; adding {adding}")
         progress.extend(points)
         committed = [run(p) for p in points]
         added += sum(committed)
@@ -250,8 +249,8 @@ def _still_undecided(exp: Experiment, rundir: RunDir) -> list[Point]:
     points = more_repetitions(exp, rundir)[1]
     if points:
         names = ", ".join(claims.point_name({"params": p.params}) for p in points)
-        print(f"repeat: auto: {names} may need more repetitions; the run stays resumable: "
-              "run it again to add them", file=sys.stderr)
+        log.warning(f"repeat: auto: {names} may need more repetitions; the run stays resumable: "
+                    "run it again to add them")
     return points
 
 
@@ -276,8 +275,8 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
         meta = metadata.read_run(rundir)
         finished = rundir.finished_points()
         extra = len(finished - planned)
-        print(f"resuming {rundir.path} ({len(finished & planned)} of {len(planned)} points done"
-              + (f", and {extra} added by repeat: auto" if extra else "") + ")", file=sys.stderr)
+        log.info(f"resuming {rundir.path} ({len(finished & planned)} of {len(planned)} points done"
+                 + (f", and {extra} added by repeat: auto" if extra else "") + ")")
     else:
         rundir = RunDir.create(root, exp.name)
         write_atomic(rundir.path / "spec.yaml", exp.source)

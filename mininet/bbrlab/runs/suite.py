@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
+from .. import log
 from . import shard as sharding
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..spec import experiment as spec
@@ -59,7 +59,7 @@ def chosen(exps: list[spec.Experiment], lacking: dict[str, MissingData], names: 
 def say_lacking(lacking: dict[str, MissingData], doing: str) -> None:
     """One line per experiment left out for want of data: what it needs, how to get it."""
     for name, exc in lacking.items():
-        print(f"bbrlab: {doing} {name}, which {exc.needs}", file=sys.stderr)
+        log.warning(f"bbrlab: {doing} {name}, which {exc.needs}")
 
 
 def say_missing_references(exps: list[spec.Experiment]) -> None:
@@ -67,7 +67,7 @@ def say_missing_references(exps: list[spec.Experiment]) -> None:
     for exp in exps:
         note = references.note(exp.name, exp.reference)
         if note:
-            print(f"bbrlab: {note}", file=sys.stderr)
+            log.warning(f"bbrlab: {note}")
 
 
 def write_report(root: Path, exps: list[spec.Experiment], lacking: dict[str, MissingData],
@@ -126,8 +126,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
             per_point = max(0.0, time.monotonic() - started - flows_done) / points_done
             eta = f"; suite eta {(remaining + per_point * points_left) / 60:.0f} min"
         if finished is not None:
-            print(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)",
-                  file=sys.stderr)
+            log.info(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)")
             ran, _ = summary.judging_specs(finished, folder)
             if not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
                 summary.finish(finished, ran)  # its points are all there: its own verdict and figure
@@ -136,8 +135,8 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
                 summary.rejudge(finished, exp, f"with today's {exp.name}.yaml")  # claims, plot or title edited
             verdicts[exp.name] = summary.current_verdict(finished, exp.name)[0]
             continue
-        print(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left)} points, "
-              f"{todo / 60:.1f} min of flows to run{eta})", file=sys.stderr)
+        log.info(f"\n=== [{n}/{len(exps)}] {exp.name}: {exp.title} ({len(left)} points, "
+                 f"{todo / 60:.1f} min of flows to run{eta})")
         flows_done += todo
         remaining -= todo
         points_done += len(left)
@@ -148,7 +147,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
         except runner.Interrupted:
             raise
         except BbrlabError as exc:  # one broken experiment does not stop the suite
-            print(f"bbrlab: {exp.name}: {exc}", file=sys.stderr)
+            log.error(f"bbrlab: {exp.name}: {exc}")
             failed.append(exp.name)
             continue
         verdicts[exp.name] = read_json(rundir.path / "verdict.json")

@@ -8,9 +8,9 @@ be wanted, knowing that.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Callable
 
+from .. import log
 from . import claim_points, units
 from .claims import same_value
 from ..errors import SpecError
@@ -101,4 +101,4 @@ def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quic
     claim_points.check(whole.claims, whole.points)
     warning = workload_warning(exp.points)
     if warning:
-        print(f"bbrlab: {exp.name}: {warning}", file=sys.stderr)
+        log.warning(f"bbrlab: {exp.name}: {warning}")

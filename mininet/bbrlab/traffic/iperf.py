@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import log
 from ..errors import TestbedError
 from ..emulation.links import run
 from ..emulation.topo import Event, FlowPlan, data_port
@@ -138,6 +139,7 @@ class Traffic:
             node = self.testbed.node(fr.flow.receiver)
             out = open(self.raw_dir / f"iperf3-{fr.flow.id}-server.json", "w")
             fr.files.append(out)
+            log.command(fr.flow.receiver, server_argv(fr.flow))
             fr.server = node.popen(server_argv(fr.flow), stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for fr in self.runs:
@@ -177,8 +179,9 @@ class Traffic:
         fr.files.append(out)
         fr.launched_at = time.time()
         # A SYN behind a full slow bottleneck waits as long as a flow's end may: same bound.
-        fr.client = node.popen(client_argv(fr.flow, self.interval, connect_timeout=self.grace), stdout=out,
-                               stderr=subprocess.STDOUT)
+        argv = client_argv(fr.flow, self.interval, connect_timeout=self.grace)
+        log.command(node.name, argv)
+        fr.client = node.popen(argv, stdout=out, stderr=subprocess.STDOUT)
 
     def _fire(self, event: Event, t0: float) -> None:
         # "issued" when the command starts, "at" when it has taken effect: starting a process

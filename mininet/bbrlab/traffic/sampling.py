@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import log
 from . import bbr_diag
 from ..emulation.topo import Plan
 
@@ -136,6 +137,7 @@ class Samplers:
     def _spawn(self, host: str, argv: list[str], name: str) -> None:
         out = open(self.raw_dir / name, "w")
         self.files.append(out)
+        log.command(host, argv)
         self.procs.append(self.testbed.node(host).popen(argv, stdout=out, stderr=subprocess.STDOUT))
 
     def start(self) -> None:
@@ -147,8 +149,8 @@ class Samplers:
         for flow in self.plan.flows:  # (short flows: too many and too short for ss)
             self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
                         f"ss-{flow.id}.txt")
-        for host, argv, log in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):
-            self._spawn(host, argv, log)  # stopped with the others: SIGTERM ends it after a sample
+        for host, argv, out_name in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):
+            self._spawn(host, argv, out_name)  # stopped with the others: SIGTERM ends it after a sample
         bn = self.plan.bottleneck
         self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
                                   self.interval)

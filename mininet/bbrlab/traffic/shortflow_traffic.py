@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import log
 from . import shortflows
 from ..spec import workload
 from ..errors import TestbedError
@@ -60,6 +61,7 @@ class ShortFlows:
         out = open(self.raw_dir / out_name, "w")
         err = open(self.raw_dir / err_name, "w") if err_name else None
         self.files += [f for f in (out, err) if f]
+        log.command(host, argv)
         return self.testbed.node(host).popen(argv, stdout=out, stderr=err or subprocess.STDOUT)
 
     def start_sinks(self) -> None:
