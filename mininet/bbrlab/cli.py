@@ -333,13 +333,15 @@ def cmd_calibrate(args) -> int:
 
 
 def _calibration(args, points: list[spec.Point]) -> dict | None:
-    """The machine's calibration the run is judged against (measured first on first use);
+    """The machine's calibration the run is judged against (measured first on first use, up
+    to the highest rate of POINTS);
     none for the fidelity experiment itself, which is what calibration runs."""
     if all(p.experiment == "fidelity" for p in points):  # also: no points at all
         return None
     from .runs import calibrate
 
-    return calibrate.summary_for_run(calibrate.ensure(Path(args.results)))
+    top = max(max([p.link.rate] + [c.rate for c in p.link.changes]) for p in points)
+    return calibrate.summary_for_run(calibrate.ensure(Path(args.results), top))
 
 
 def cmd_export(args) -> int:

@@ -198,3 +198,82 @@ def test_a_stored_calibration_is_found_for_this_machine_only(tmp_path, monkeypat
     assert calibrate.load(ident) is None  # judged by older targets: measured again
     path.write_text("{not json")
     assert calibrate.load(ident) is None  # a damaged file is measured again, not a traceback
+
+
+def test_a_run_needs_the_rates_below_its_top_and_the_first_at_or_above_it():
+    rates = [10e6, 50e6, 100e6]
+    assert calibrate.rates_needed(10e6, rates) == [10e6]
+    assert calibrate.rates_needed(1e6, rates) == [10e6]
+    assert calibrate.rates_needed(25e6, rates) == [10e6, 50e6]
+    assert calibrate.rates_needed(100e6, rates) == rates
+    assert calibrate.rates_needed(200e6, rates) == rates  # beyond: all, and the gate says so
+    assert calibrate.rates_needed(None, rates) == rates
+    assert calibrate.fidelity_rates() == rates  # experiments/fidelity.yaml
+
+
+@pytest.fixture
+def bench(tmp_path, monkeypatch):
+    """calibrate.ensure on a stand-in machine: each fidelity point measures what GOOD says of
+    its rate (faithful or a missed delivery); MEASURED lists the rates of each measurement."""
+    from bbrlab.runs import runner
+
+    monkeypatch.setenv("BBRLAB_CALIBRATION_DIR", str(tmp_path / "cal"))
+    monkeypatch.setattr(calibrate, "machine", lambda: {"hostname": "h", "kernel": "k", "cpus": 2,
+                                                      "virtualization": "qemu"})
+    timers = []
+    monkeypatch.setattr(calibrate, "timer_lateness", lambda: timers.append(1) or {"p50_us": 60, "p99_us": 300,
+                                                                                   "max_us": 900})
+    good: dict[float, bool] = {}
+    measured: list[list[float]] = []
+
+    class Run:
+        def __init__(self, exp, root):
+            self.path = root / "fidelity" / f"run{len(measured)}"
+            self.exp = exp
+
+        def point_records(self):
+            out = []
+            for p in self.exp.points:
+                cc = p.params["cc"]
+                ok = good.get(p.link.rate, True)
+                mets = ({"link_delivery": 0.99 if ok else 0.90, "steady_link_efficiency": 0.97} if cc == "cubic"
+                        else {"bbr_bw_ratio": 0.98})
+                out.append(record(p.link.rate, cc, link_peak_beyond_pause=1.01, idle_rtt_error_ms=0.3, **mets))
+            return out
+
+    def run_experiment(exp, root, **kwargs):
+        measured.append(sorted({p.link.rate for p in exp.points}))
+        return Run(exp, root)
+
+    monkeypatch.setattr(runner, "run_experiment", run_experiment)
+    return good, measured, timers
+
+
+def test_the_first_run_calibrates_up_to_its_rate_and_a_faster_run_adds_the_rest(tmp_path, bench, capsys):
+    good, measured, timers = bench
+    cal = calibrate.ensure(tmp_path, 10e6)  # figure 5: 10 Mbit/s only
+    assert measured == [[10e6]] and timers == [1]
+    assert cal["faithful_up_to_bps"] == 10e6 and "not calibrated above 10 Mbit/s" in cal["gate"]["failed"]
+    assert "measuring it first at 10 Mbit/s (about 1 min" in capsys.readouterr().err
+    assert calibrate.ensure(tmp_path, 10e6) == cal and calibrate.ensure(tmp_path, 5e6) == cal  # covered
+    assert measured == [[10e6]]
+    cal = calibrate.ensure(tmp_path, 100e6)  # a faster run: only the rates still missing
+    assert measured == [[10e6], [50e6, 100e6]] and timers == [1]  # the timer kept
+    assert [r["rate_mbps"] for r in cal["rates"]] == [10, 50, 100] and cal["faithful_up_to_bps"] == 100e6
+    assert len(cal["runs"]) == 2 and len(cal["points"]) == 6 and "extended" in cal
+    assert "stops at 10 Mbit/s; measuring 50, 100 Mbit/s too" in capsys.readouterr().err
+    assert calibrate.load() == cal  # the cache keeps both measurements in one file
+
+
+def test_a_calibration_that_failed_below_the_run_is_not_extended(tmp_path, bench):
+    good, measured, _ = bench
+    good[10e6] = False
+    cal = calibrate.ensure(tmp_path, 10e6)
+    assert cal["faithful_up_to_bps"] is None and cal["gate"]["rate_bps"] == 10e6
+    assert calibrate.ensure(tmp_path, 100e6) == cal and measured == [[10e6]]  # the gate at 10 stands
+
+
+def test_without_a_rate_every_rate_is_measured_at_once(tmp_path, bench):
+    _, measured, _ = bench
+    cal = calibrate.ensure(tmp_path)
+    assert measured == [[10e6, 50e6, 100e6]] and cal["faithful_up_to_bps"] == 100e6

@@ -11,7 +11,10 @@ Three things, stored with the machine's identity in /var/lib/bbrlab/calibration/
   used (run.json), and its points above the envelope are judged "inconclusive".
 
 A calibration is made once per machine (kernel, CPUs, virtualization, CPU model, memory)
-and reused; the first run on a new machine makes it by itself.
+and reused. The first run on a new machine makes it by itself, only up to the rate that run
+needs (figure 5: 10 Mbit/s, a minute instead of three); a later run at a higher rate measures
+the rates still missing and the calibration keeps them all. `bbrlab calibrate` measures every
+rate at once.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from ..spec.root import ROOT
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 
-FORMAT = 3  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity
+FORMAT = 4  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity;
+# 4: the points kept, so that a calibration measured up to one rate extends to higher ones
 BBR_BW_FLOOR = round(0.9 * spec.PAYLOAD_BYTES / spec.FRAME_BYTES, 3)  # 0.861
 EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
 # The targets every measured rate must meet (docs/design.md "The bottleneck"), and the CC whose
@@ -219,42 +223,99 @@ def table(cal: dict) -> list[str]:
     return lines
 
 
-def measure(root: Path, quick: bool = False, overrides: list[str] = ()) -> dict:
-    """Measure this machine now and store the result; returns the calibration."""
+def fidelity_rates() -> list[float]:
+    """The rates the fidelity experiment measures, lowest first (bit/s)."""
+    return sorted({p.link.rate for p in spec.load(EXPERIMENT).points})
+
+
+def rates_needed(top_bps: float | None, rates: list[float]) -> list[float]:
+    """Which of RATES vouch for a run whose highest rate is TOP_BPS: every rate below it and
+    the first at or above it (all of them when TOP_BPS is None or above the highest)."""
+    if top_bps is None:
+        return list(rates)
+    above = [r for r in rates if r >= top_bps * (1 - 1e-9)]
+    return [r for r in rates if r < top_bps * (1 - 1e-9)] + above[:1]
+
+
+def _measured(cal: dict) -> set[float]:
+    return {round(row["rate_mbps"] * 1e6) for row in cal["rates"]}
+
+
+def _compact(record: dict) -> dict:
+    """What the envelope reads of a fidelity point, kept in the calibration so that a later
+    extension to higher rates judges all rates together."""
+    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"]},
+            "flows": [{"cc": g["cc"]} for g in record["flows"]], "metrics": record["metrics"]}
+
+
+def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: list[float] | None = None,
+            extend: dict | None = None) -> dict:
+    """Measure this machine now and store the result; returns the calibration.
+
+    RATES: only these of the fidelity experiment's rates (default: all). EXTEND: a stored
+    calibration of this machine that the new rates join (its timer and points are kept)."""
     from . import runner  # Mininet: only when measuring
 
     ident = machine()
     key = machine_key(ident)
-    log.info("calibrate: timer lateness (cyclictest, "
-             f"{CYCLICTEST_SECONDS} s) ...")
-    timer = timer_lateness()
-    exp = spec.load(EXPERIMENT, list(overrides), quick=quick)
-    log.info(f"calibrate: the bottleneck alone, {len(exp.points)} points "
-             f"({sum(p.duration for p in exp.points):.0f} s of flows) ...")
+    if extend is not None:
+        timer = extend["timer"]
+    else:
+        log.info(f"calibrate: timer lateness (cyclictest, {CYCLICTEST_SECONDS} s) ...")
+        timer = timer_lateness()
+    chosen = [f"rate=[{','.join(f'{r / 1e6:g}Mbit' for r in rates)}]"] if rates else []
+    exp = spec.load(EXPERIMENT, chosen + list(overrides), quick=quick)
+    log.info(f"calibrate: the bottleneck alone at {', '.join(f'{r / 1e6:g}' for r in sorted({p.link.rate for p in exp.points}))}"
+             f" Mbit/s, {len(exp.points)} points ({sum(p.duration for p in exp.points):.0f} s of flows) ...")
     rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"])
-    env = envelope(rundir.point_records())
+    points = [_compact(r) for r in rundir.point_records()] + (extend["points"] if extend else [])
+    env = envelope(points)
     shapers = sorted({p.link.shaper for p in exp.points})
-    cal = {"format": FORMAT, "key": key, "machine": ident, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    cal = {"format": FORMAT, "key": key, "machine": ident,
+           "created": extend["created"] if extend else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "shaper": "+".join(shapers), "timer": timer, "targets": {k: list(v) for k, v in TARGETS.items()},
-           "run": str(rundir.path), "quick": quick, "overrides": list(overrides), **env}
+           "run": str(rundir.path), "runs": (extend["runs"] if extend else []) + [str(rundir.path)],
+           "quick": quick or bool(extend and extend["quick"]), "overrides": list(overrides), "points": points, **env}
+    if extend is not None:
+        cal["extended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     target = path_for(key)
     cal["file"] = str(target)
     if overrides:  # a what-if (another shaper, a burst): kept beside, never used as the envelope
         target = target.with_name(f"{key}-{time.strftime('%Y%m%d-%H%M%S')}-whatif.json")
         cal["file"] = str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    cal = json.loads(json.dumps(cal))  # as every later run reads it
     write_json(target, cal)
     return cal
 
 
-def ensure(root: Path) -> dict:
-    """This machine's calibration: the stored one, or a new measurement (first use; its
-    fidelity run goes to ROOT)."""
+def ensure(root: Path, top_bps: float | None = None) -> dict:
+    """This machine's calibration for a run whose highest rate is TOP_BPS: the stored one
+    when it covers that rate, else a measurement of the rates it lacks (only those: the
+    first run measures up to what it needs, a later run at a higher rate adds the rest).
+    The fidelity runs go to ROOT. A calibration that failed below TOP_BPS is not extended:
+    its gate stands whatever higher rates would show."""
+    rates = fidelity_rates()
+    needed = rates_needed(top_bps, rates)
     cal = load()
     if cal is not None:
-        return cal
-    log.info("bbrlab: this machine has no calibration yet; measuring it first (about 3 minutes, "
-             "once per machine; `bbrlab calibrate` measures again)")
-    cal = measure(root)
+        missing = [r for r in needed if round(r) not in _measured(cal)]
+        if not missing or cal["faithful_up_to_bps"] is None or any(not row["faithful"] for row in cal["rates"]):
+            return cal
+        log.info(f"bbrlab: this machine's calibration stops at {max(_measured(cal)) / 1e6:g} Mbit/s; measuring "
+                 f"{', '.join(f'{r / 1e6:g}' for r in missing)} Mbit/s too (about {_minutes(missing)} min, once)")
+        cal = measure(root, rates=missing, extend=cal)
+    else:
+        log.info(f"bbrlab: this machine has no calibration yet; measuring it first at "
+                 f"{', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, once per "
+                 "machine; a run at a higher rate adds that rate; `bbrlab calibrate` measures all again)")
+        cal = measure(root, rates=needed if needed != rates else None)
     log.info("\n".join(table(cal)))
     return cal
+
+
+def _minutes(rates: list[float]) -> str:
+    """The expected time of measuring RATES: each point's flows plus about 10 s around them."""
+    exp = spec.load(EXPERIMENT)
+    seconds = sum(p.duration + 10 for p in exp.points if round(p.link.rate) in {round(r) for r in rates})
+    return f"{max(1, round(seconds / 60))}"
