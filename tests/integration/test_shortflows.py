@@ -2,10 +2,10 @@
 two classes of Poisson-arriving flows through the bottleneck with BBR and with CUBIC at
 the servers, and startup's quick profile times 1 MB downloads one after another.
 
-What must hold whatever the claims say: at least 200 flows complete per point, every
+What must hold whatever the claims say: at least 150 of the 172 flows complete per point, every
 scheduled flow has a record (completed or counted as unfinished), every flow ran with the
 CC its class asked for (read back from its socket), the FCT CDFs are written per class, the
-figure is drawn and every claim is evaluated. About 4 minutes (2 points of 75 s of
+figure is drawn and every claim is evaluated. About 3 minutes (2 points of 45 s of
 arrivals, the flows' drain, setup and analysis), plus 1 for startup and 1 for startup-lte
 (skipped without the Verizon trace)."""
 
@@ -49,13 +49,13 @@ def judged(rundir: RunDir) -> dict:
     return verdict
 
 
-def test_cdn_mix_quick_completes_hundreds_of_flows_per_point_and_judges_its_claims():
+def test_cdn_mix_quick_completes_its_flows_and_judges_its_claims():
     rundir = run("cdn-mix")
     records = rundir.point_records()
     assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
     for rec in records:
         m, folder = rec["metrics"], Path(rec["dir"])
-        assert m["flows_completed"] >= 200, m
+        assert m["flows_planned"] == 172 and m["flows_completed"] >= 150, m
         assert m["flows_planned"] == m["flows_completed"] + m["flows_unfinished"]
         flows = flow_records(folder)
         assert len(flows) == m["flows_planned"]

@@ -218,11 +218,11 @@ def bench(tmp_path, monkeypatch):
     from bbrlab.runs import runner
 
     monkeypatch.setenv("BBRLAB_CALIBRATION_DIR", str(tmp_path / "cal"))
-    monkeypatch.setattr(calibrate, "machine", lambda: {"hostname": "h", "kernel": "k", "cpus": 2,
-                                                      "virtualization": "qemu"})
+    ident = {"hostname": "h", "kernel": "k", "cpus": 2, "virtualization": "qemu"}
+    monkeypatch.setattr(calibrate, "machine", lambda: ident)
     timers = []
-    monkeypatch.setattr(calibrate, "timer_lateness", lambda: timers.append(1) or {"p50_us": 60, "p99_us": 300,
-                                                                                   "max_us": 900})
+    lateness = {"p50_us": 60, "p99_us": 300, "max_us": 900}
+    monkeypatch.setattr(calibrate, "timer_lateness", lambda: timers.append(1) or lateness)
     good: dict[float, bool] = {}
     measured: list[list[float]] = []
 

@@ -55,8 +55,8 @@ def test_quiet_keeps_warnings_and_results_and_drops_progress(tmp_path, measured,
     table, _ = measured
     table.update({("bbr", 1): 60.0, ("cubic", 1): 200.0})
     exp = two_points()
-    one = runner.run_experiment(exp, tmp_path / "host1", shard={"index": 1, "count": 2,
-                                                                 "points": [exp.points[0].id]})
+    first = {"index": 1, "count": 2, "points": [exp.points[0].id]}
+    one = runner.run_experiment(exp, tmp_path / "host1", shard=first)
     loud = capsys.readouterr().err
     assert f"] 1/1 {exp.points[0].id}: " in loud  # the default: a progress line per point
     assert cli.main(["merge", str(one.path), "--into", str(tmp_path / "a"), "--partial", "-q"]) == 0
