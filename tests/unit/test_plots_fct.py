@@ -93,7 +93,7 @@ def test_the_figure_and_the_report_table(tmp_path):
     assert sorted(pooled) == [("cc=bbr", "client", "bbr"), ("cc=bbr", "pop-to-pop", "bbr"),
                               ("cc=cubic", "client", "cubic"), ("cc=cubic", "pop-to-pop", "cubic")]
     line = plots_fct.workload_line(records[0])
-    assert "client: RTT 50 ms, loss 0.05%, Poisson, load 30% for 75 s" in line
+    assert "client: RTT 50 ms, loss 0.05%, Poisson, load 30% for 45 s" in line
     swept = plots_fct.workload_line(dict(records[0], flows=[{"rtt": None}, {"rtt": 0.01}]),
                                     {"rtt": ["40ms", "100ms"], "load": ["30%", "60%"]})
     assert "client: RTT the link's, loss 0.05%, Poisson, load 30%, 60% (swept)" in swept and "RTT 10 ms" in swept
