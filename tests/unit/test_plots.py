@@ -199,3 +199,41 @@ def test_figure5_s_repetitions_keep_one_legend_entry_per_cc_and_the_cdf_axis_at_
 def test_a_log_axis_labels_the_swept_values_that_have_room(values, labelled):
     """ReBBR's 13 loss rates crowd 10-50 %: their labels ran into each other ("15202530")."""
     assert plots_loss.spaced_ticks(values) == labelled
+
+
+def loss_run(tmp_path, losses):
+    """figure8's spec over LOSSES (as written), bbr and cubic, with made-up goodputs."""
+    exp = spec.load(EXPERIMENTS / "figure8.yaml", [f"loss=[{','.join(losses)}]"], quick=True)
+    rundir = RunDir.create(tmp_path, exp.name)
+    for loss in losses:
+        for cc in ("bbr", "cubic"):
+            params = {"loss": loss, "cc": cc}
+            pid = ",".join(f"{k}={v}" for k, v in params.items())
+            p = float(loss[:-1]) / 100
+            write_json(rundir.points_dir / pid / "point.json", {"id": pid, "params": params, "flows": [{"cc": cc}]})
+            write_json(rundir.points_dir / pid / "metrics.json", {
+                "link_mbps": 100.0, "loss": p, "base_rtt_ms": 100.0,
+                "steady_goodput_mbps": 95 * (1 - p) if cc == "bbr" else 90 / (1 + 200 * p)})
+    return exp, rundir
+
+
+@pytest.mark.parametrize("kind", ["loss_goodput", "sweep_normalized"])
+def test_zero_loss_has_its_own_place_on_the_log_axis(tmp_path, kind):
+    exp, rundir = loss_run(tmp_path, ["0%", "0.1%", "1%", "10%"])
+    plt = plots._pyplot()
+    fig = getattr(plots_loss, kind)(plt, exp, rundir, rundir.point_records())
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    zero_at = plots_loss.zero_position([0.0, 0.1, 1.0, 10.0])
+    assert zero_at == pytest.approx(0.1 / plots_loss.ZERO_STEP)
+    measured = [line for line in ax.get_lines() if len(line.get_xdata()) == 4]
+    assert measured and all(min(line.get_xdata()) == pytest.approx(zero_at) for line in measured)
+    assert ax.get_xlim()[0] < zero_at  # in view, not off the left edge
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    plt.close(fig)
+    assert labels[0] == "0" and "0.1" in labels and "10" in labels
+
+
+def test_without_zero_loss_the_axis_is_the_swept_values():
+    assert plots_loss.zero_position([0.1, 1.0]) is None
+    assert plots_loss.zero_position([0.0]) == 1.0

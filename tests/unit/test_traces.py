@@ -4,6 +4,8 @@ metrics of a trace point. Every trace here is synthetic and made by the test its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bbrlab import cli
@@ -11,6 +13,8 @@ from bbrlab.emulation import schedule, topo
 from bbrlab.spec import experiment as spec, traces
 from bbrlab.analysis import trace_metrics
 from bbrlab.errors import SpecError, TestbedError
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def write_trace(tmp_path, times, name="link.trace"):
@@ -472,3 +476,43 @@ def test_the_metric_table_names_what_a_trace_point_writes(tmp_path):
     out, _ = trace_metrics.summarize(s, log, counter, 1.0, 4.0, 4.0, 0.85)
     written = {k for k in out if k not in ("link_delivery_by_rate", "link_delivery", "link_short", "link_busy")}
     assert written == set(trace_metrics.METRICS)
+
+
+def test_a_trace_points_ideal_is_what_the_trace_offered_during_the_flows_not_its_files_average(tmp_path):
+    """A trace whose first half is slow (10 Mbit/s for 30 s, then 40: 25 on average) under a
+    30 s flow: the flow saw 10, and its goodput is judged against 10 x (1 - p)."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from bbrlab.analysis import analyze as analysis
+
+    step = Path(__file__).resolve().parents[1] / "fixtures" / "step-bbr"
+    folder = tmp_path / "point"
+    shutil.copytree(step, folder)
+    path = write_trace(tmp_path, traces.synthesize("square", 60.0, 10e6, low_bps=40e6, period=60.0))
+    raw = {"link": {"trace": str(path), "rtt": "40ms", "buffer": "67pkt", "loss": "1%"},
+           "flows": [{"cc": "bbr", "duration": "30s"}]}
+    (point,) = spec.build(raw).points
+    timings = json.loads((step / "point.json").read_text())["timings"]
+    _, m = analysis.analyze(point, topo.build_plan(point), folder, timings["t0"], timings["launches"], timings["end"])
+    assert m["trace_mbps"] == pytest.approx(25.0, abs=0.05)  # the file's average
+    assert m["trace_offered_mbps"] == pytest.approx(10.0, abs=0.05)  # what the flow saw
+    assert m["ideal_goodput_mbps"] == pytest.approx(m["trace_offered_mbps"] * 0.99)
+    assert m["goodput_vs_ideal"] == pytest.approx(m["steady_goodput_mbps"] / m["ideal_goodput_mbps"], abs=1e-3)
+    assert m["goodput_vs_ideal"] > 1.0  # the capture was a 10/20/10 link: more than the slow half offered
+
+
+def test_a_title_names_the_trace_that_ran(tmp_path):
+    one = write_trace(tmp_path, traces.synthesize("constant", 2.0, 8e6), name="Other-LTE.up")
+    raw = {"title": "goodput over the trace {trace}", "link": {"trace": str(one), "rtt": "40ms", "buffer": "67pkt"},
+           "flows": [{"cc": "bbr", "duration": "10s"}]}
+    assert spec.build(raw).title == "goodput over the trace Other-LTE.up"
+    two = write_trace(tmp_path, traces.synthesize("constant", 2.0, 4e6), name="Slow.up")
+    swept = dict(raw, link=dict(raw["link"], trace=[str(one), str(two)]))
+    assert spec.build(swept).title == "goodput over the trace Other-LTE.up and Slow.up"
+    with pytest.raises(SpecError, match=r"title: names \{trace\} but no point replays a trace"):
+        spec.build(dict(raw, link={"rate": "10Mbit", "rtt": "40ms", "buffer": "67pkt"}))
+    # the shipped experiments say the trace they replay, not a fixed name
+    cellular = spec.load(EXPERIMENTS / "cellular.yaml", [f"trace={one}"], quick=True)
+    assert "Other-LTE.up" in cellular.title and "Verizon" not in cellular.title

@@ -17,6 +17,43 @@ from .style import cc_of, style
 from ..store.results import RunDir
 
 
+ZERO_STEP = 4.0  # 0 % sits this factor left of the smallest loss swept, past a break
+
+
+def zero_position(losses_pct: list[float]) -> float | None:
+    """Where 0 % loss is drawn on a log axis, or None when it was not swept: a position of
+    its own left of the smallest positive loss (a log axis has no 0: without it the point
+    vanishes and its line runs off the left edge)."""
+    if 0 not in losses_pct:
+        return None
+    positive = [v for v in losses_pct if v > 0]
+    return min(positive) / ZERO_STEP if positive else 1.0
+
+
+def loss_axis(ax, losses_pct: list[float], zero_at: float | None) -> None:
+    """A log loss axis labelled with the swept values as plain numbers (0.1, 1, 5, not
+    powers of ten), 0 % at ZERO_AT marked off from the rest by a break."""
+    from matplotlib.ticker import FixedFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    positive = sorted(v for v in losses_pct if v > 0)
+    major = ([zero_at] if zero_at is not None else []) + spaced_ticks(positive)
+    ax.set_xticks(major)
+    ax.set_xticks(([zero_at] if zero_at is not None else []) + positive, minor=True)
+    ax.xaxis.set_major_formatter(FixedFormatter([f"{v:g}" if v != zero_at else "0" for v in major]))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if zero_at is not None and positive:
+        gap = (zero_at * positive[0]) ** 0.5
+        ax.axvline(gap, color="grey", lw=0.8, ls=(0, (2, 2)))
+        ax.annotate("log scale from here", (gap, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
+                    textcoords="offset points", fontsize=7, color="grey", va="top")
+        ax.set_xlim(zero_at / 1.6, positive[-1] * 1.6)
+
+
+def _x(loss_pct: float, zero_at: float | None) -> float:
+    return zero_at if loss_pct == 0 and zero_at is not None else loss_pct
+
+
 def _loss_curves(records: list[dict], group_key: str | None):
     curves: dict = {}
     for rec in records:
@@ -30,10 +67,11 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     merged = claims_mod.average_repetitions(records)
     fig, ax = plt.subplots(figsize=(11, 6))
     link = merged[0]["metrics"]["link_mbps"]
+    zero_at = zero_position([r["metrics"]["loss"] * 100 for r in merged])
     for (cc, _), recs in sorted(_loss_curves(merged, None).items()):
         recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
         st = style(cc)
-        xs = [r["metrics"]["loss"] * 100 for r in recs]
+        xs = [_x(r["metrics"]["loss"] * 100, zero_at) for r in recs]
         ys = [r["metrics"]["steady_goodput_mbps"] for r in recs]
         errs = [r["metrics"].get("steady_goodput_mbps_ci95", 0) for r in recs]
         ax.errorbar(xs, ys, yerr=errs, color=st["color"], marker=st["marker"], lw=1.6, capsize=3,
@@ -55,16 +93,12 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     for name, ref in references.series(exp.reference).items():
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
-        ax.plot([p for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
+        ax.plot([_x(p, zero_at) for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
                 alpha=0.3, ls=":", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
-    ax.set_xscale("log")
-    if losses:  # the swept values as plain numbers (0.1, 1, 5), not powers of ten
-        from matplotlib.ticker import FuncFormatter, NullFormatter
-
-        ax.set_xticks(spaced_ticks([p * 100 for p in losses]))
-        ax.set_xticks([p * 100 for p in losses], minor=True)  # every swept value, unlabelled where crowded
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+    if losses or zero_at is not None:
+        loss_axis(ax, [p * 100 for p in losses] + ([0.0] if zero_at is not None else []), zero_at)
+    else:
+        ax.set_xscale("log")
     ax.set_xlabel("random loss rate on the data path (%)")
     ax.set_ylabel("goodput after startup (Mbit/s)")
     # BBR's estimate may exceed the link (a trace's peaks): keep it in view
@@ -108,6 +142,8 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     fig, axes = plt.subplots(1, len(ccs), figsize=(6.5 * len(ccs), 5.5), sharey=True, squeeze=False)
     cmap = plt.get_cmap("viridis")
     values = list(exp.axes.get(group_key, [None]))
+    swept = sorted({r["metrics"]["loss"] * 100 for r in merged})
+    zero_at = zero_position(swept)
     for ax, cc in zip(axes[0], ccs):
         def position(value) -> int:
             return values.index(value) if value in values else 0
@@ -119,7 +155,7 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
             recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
             idx = position(value)
             color = cmap(0.85 * idx / max(len(values) - 1, 1))  # viridis without its pale yellow end
-            xs = [r["metrics"]["loss"] * 100 for r in recs]
+            xs = [_x(r["metrics"]["loss"] * 100, zero_at) for r in recs]
             ys = [r["metrics"]["steady_goodput_mbps"] / r["metrics"]["link_mbps"] for r in recs]
             bad = [claims_mod.point_name(r) in untrusted for r in recs]
             label = f"{group_key}={value}" if group_key else style(cc)["label"]
@@ -134,7 +170,7 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
             if hollow and not all(bad):
                 ax.plot([x for x, _ in hollow], [y for _, y in hollow], ls="none", marker=style(cc)["marker"],
                         color=color, mfc="none")
-        ax.set_xscale("log")
+        loss_axis(ax, swept, zero_at)
         ax.set_title(style(cc)["label"])
         ax.set_xlabel("random loss rate (%)")
         ax.set_ylim(0, 1.1)

@@ -77,6 +77,7 @@ SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
 MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed")
 PLOT_KEYS = {"kind", "title"}
+TRACE_IN_TITLE = "{trace}"  # in a title: the trace that ran (its file's name)
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
 # to the second number) as a claim whose interval straddles its bound needs (runner.py).
 AUTO_REPEAT = (3, 8)
@@ -355,6 +356,17 @@ def identity(raw: dict, name: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _title(title: str, points: list[Point]) -> str:
+    """TITLE with {trace} replaced by the name of the trace file the points replay (a title
+    never names a trace that did not run: `--set trace=...` renames it)."""
+    if TRACE_IN_TITLE not in title:
+        return title
+    names = list(dict.fromkeys(Path(p.link.trace).name for p in points if p.link.trace))
+    if not names:
+        raise SpecError(f"title: names {TRACE_IN_TITLE} but no point replays a trace (link.trace)")
+    return title.replace(TRACE_IN_TITLE, " and ".join(names))
+
+
 def load_raw(path: Path) -> dict:
     raw = yaml_loader.read(path)  # every key once, UTF-8, no tabs: else one line naming the problem
     if not isinstance(raw, dict):
@@ -419,7 +431,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     strict.check_points(points, startup_given="startup" in (raw.get("sampling") or {}))
     return Experiment(
         name=name,
-        title=str(raw.get("title", name)),
+        title=_title(str(raw.get("title", name)), points),
         description=str(raw.get("description", "")).strip(),
         # Notes are commentary, not parameters: editing them must not stop a run resuming.
         source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),

@@ -16,7 +16,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "buffer_pkts": ("pkt", "the bottleneck's buffer"),
     "bdp_pkts": ("pkt", "the bandwidth-delay product"),
     "full_buffer_rtt_ms": ("ms", "the RTT behind a full buffer (what a buffer-filling CC reaches)"),
-    "ideal_goodput_mbps": ("Mbit/s", "the goodput the rate allows at the configured loss"),
+    "ideal_goodput_mbps": ("Mbit/s", "the goodput the rate allows at the configured loss (a trace: what it "
+                           "offered after startup while the flows ran, trace_offered_mbps, not its file's average)"),
     "mathis_goodput_mbps": ("Mbit/s", "the Mathis et al. model's goodput at the base RTT and the loss "
                             "(a Reno-like flow's; null without loss)"),
     "duration_s": ("s", "from the first flow's start to the last flow's end"),
