@@ -126,3 +126,22 @@ def test_a_flow_whose_data_connection_never_came_up_fails_with_both_ends_words()
 def test_held_share_is_given_only_where_long_term_mode_and_the_max_filter_differ(rtt, visible):
     assert analysis.held_share_visible(rtt, 1.0) is visible
     assert analysis.held_share_visible(rtt / 5, 0.2) is visible  # the same in round trips per sample
+
+
+def test_the_held_share_is_given_only_for_a_flow_that_lost_packets(tmp_path):
+    """Linux BBR's long-term mode engages on losses only: the same captured BBR point with
+    its retransmissions erased gets no held share (a trace point without loss read 0.54)."""
+    import re
+    import shutil
+
+    exp = spec.load(EXPERIMENTS / "step.yaml")
+    (point,) = [p for p in exp.points if p.params["cc"] == "bbr"]
+    timings = json.loads((STEP_BBR / "point.json").read_text())["timings"]
+    folder = tmp_path / "point"
+    shutil.copytree(STEP_BBR, folder)
+    client = folder / "raw" / "iperf3-f1-client.json"
+    client.write_text(re.sub(r'"retransmits":\s*\d+', '"retransmits": 0', client.read_text()))
+    _, m = analysis.analyze(point, topo.build_plan(point), folder, timings["t0"], timings["launches"], timings["end"])
+    (flow,) = m["flows"]
+    assert flow["retransmits"] == 0 and flow["bbr_bw_p50_mbps"] is not None
+    assert flow["bbr_bw_held_share"] is None and m["bbr_bw_held_share"] is None

@@ -140,7 +140,12 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
              if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
     if model:
         bbr = m.bbr_model(model, offset + startup)
-        visible = held_share_visible(point.flows[flow.group].rtt or point.link.rtt, point.sampling.ss_interval)
+        # the max filter spans round trips of the RTT the flow saw (its queue included), and
+        # the long-term mode engages only on losses: without a retransmission a held estimate
+        # is the filter, not that mode
+        steady_srtt = [s.srtt_ms / 1e3 for s in ss if s.t - t0 >= offset + startup and s.srtt_ms]
+        rtt = m.percentile(steady_srtt, 50) if steady_srtt else point.flows[flow.group].rtt or point.link.rtt
+        visible = bool(client.retransmits) and held_share_visible(rtt, point.sampling.ss_interval)
         row.update({
             "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
             "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),

@@ -34,7 +34,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "retransmit_rate": ("fraction", "retransmitted segments / segments sent (1448-byte segments plus retransmissions)"),
     # BBR's model (one BBR flow)
     "bbr_bw_p50_mbps": ("Mbit/s", "BBR's median bandwidth estimate after startup"),
-    "bbr_bw_held_share": ("fraction", "share of samples where BBR's estimate held still"),
+    "bbr_bw_held_share": ("fraction", "share of samples where BBR's estimate held still (Linux BBR v1's "
+                          "long-term mode; only for a flow that lost packets, where ss's interval at the RTT "
+                          "the flow saw can tell that mode from the max filter)"),
     "bbr_bw_ratio": ("ratio", "bbr_bw_p50_mbps / link_mbps"),
     # fairness (several flows)
     "jain_mean": ("fraction", "Jain's fairness index while all flows ran"),
