@@ -17,9 +17,9 @@ pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def coexist_run(tmp_path, bbr_shares, quick: bool = True):
+def coexist_run(tmp_path, bbr_shares, quick: bool = True, overrides=()):
     """A run of coexist (--quick) where BBR took BBR_SHARES[buffer] in each repetition."""
-    exp = spec.load(EXPERIMENTS / "coexist.yaml", quick=quick)
+    exp = spec.load(EXPERIMENTS / "coexist.yaml", list(overrides), quick=quick)
     rundir = RunDir.create(tmp_path, exp.name)
     for point in exp.points:
         plan = topo.build_plan(point)
@@ -137,3 +137,36 @@ def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
     colors = [line.get_color() for line in fig.axes[0].get_lines()[:2]]
     assert colors == [style.style("bbr")["color"], style.style("cubic")["color"]]
     plt.close(fig)
+
+
+def test_ietf_101s_point_is_drawn_only_beside_a_run_on_its_link(tmp_path):
+    """IETF 101 measured 8 BDP at 10 Mbit/s and 40 ms: a run at 20 Mbit/s and 30 ms gets no
+    stars, and the legend and the report say why."""
+    exp, rundir = coexist_run(tmp_path, SHARES, overrides=["rate=20Mbit", "rtt=30ms"])
+    assert exp.reference["at"] == {"rate": 10e6, "rtt": 0.04}
+    records = rundir.point_records()
+    plt = plots._pyplot()
+    fig = plots_field.coexist_share(plt, exp, rundir, records)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    plt.close(fig)
+    why = "IETF 101 was measured at 10 Mbit/s, 40 ms, this run at 20 Mbit/s, 30 ms: not comparable"
+    assert [label.replace("\n", " ") for label in labels if label.startswith("not drawn")] == [f"not drawn: {why}"]
+    assert not any(label.endswith(", IETF 101") for label in labels)
+    from bbrlab.output import report_field
+
+    lines = report_field.coexist_table(exp, records)
+    assert lines[-1] == f"Not compared with IETF 101: {why}." and not any("BBR share, IETF 101" in x for x in lines)
+
+
+def test_a_references_link_is_checked_at_load(tmp_path):
+    from bbrlab.errors import SpecError
+    from bbrlab.spec import reference
+
+    assert reference.parse({"source": "x", "at": {"rate": "100Mbit", "rtt": "100ms", "trace": "$T/a.up"}})["at"] == {
+        "rate": 100e6, "rtt": 0.1, "trace": "a.up"}
+    with pytest.raises(SpecError, match=r"reference.at: unknown key 'loss' \(known: rate, rtt, trace\)"):
+        reference.parse({"at": {"loss": "1%"}})
+    with pytest.raises(SpecError, match=r"reference: unknown key 'sauce' \(did you mean source\?\)"):
+        reference.parse({"sauce": "x"})
+    with pytest.raises(SpecError, match=r"reference.at.rate"):
+        reference.parse({"at": {"rate": "10"}})

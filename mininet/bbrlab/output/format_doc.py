@@ -135,7 +135,9 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "claims.*.max": ("number", "none", "the highest passing value"),
     "claims.*.relative_to": ("a metric name (below)", "none", "bound metric / this metric of the same point"),
     "quick": ("mapping of key to value, as `--set`", "none", "the short profile `--quick` applies"),
-    "reference": ("mapping", "none", "the published numbers drawn beside ours (`source`, `series`)"),
+    "reference": ("mapping", "none", "the published numbers drawn beside ours (`source`; `series`, `csv` or "
+                  "`goodput_mbps`; `at`: the link they were measured on, `{rate, rtt, trace}`, drawn only beside a "
+                  "run on that link, else the legend and the report say why)"),
     "notes": ("text or list of texts", "none", "where this kernel or emulator differs from the paper"),
 }
 

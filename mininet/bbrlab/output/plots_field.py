@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
-from .style import style
+from ..verdicts import references
+from .style import not_drawn, style
 from ..store.results import RunDir
 
 LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")
@@ -64,7 +65,10 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
                 label="BBR, Ware et al. model (IMC 2019)")
         ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls="--",
                 lw=1.2, label=f"{style(loss_based[0])['label']}, Ware et al. model (the rest)")
-    for x, goodputs in (exp.reference.get("goodput_mbps") or {}).items():
+    apart = references.mismatch(exp.reference, records)
+    if apart:  # said in the legend rather than drawn beside numbers of another link
+        not_drawn(ax, apart)
+    for x, goodputs in ({} if apart else exp.reference.get("goodput_mbps") or {}).items():
         total = sum(goodputs.values())
         for cc, g in goodputs.items():
             ax.plot([float(x)], [g / total], ls="none", marker="*", ms=13, color=style(cc)["color"],

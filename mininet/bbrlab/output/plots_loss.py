@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import mathis
 from ..verdicts import references
-from .style import cc_of, style
+from .style import cc_of, not_drawn, style
 from ..store.results import RunDir
 
 
@@ -90,7 +90,10 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
         rtt = merged[0]["metrics"]["base_rtt_ms"] / 1e3
         ax.plot(grid, [mathis.capped_mbps(rtt, p / 100, link) for p in grid], color="grey", ls="-.", lw=1,
                 label=f"Mathis et al.: MSS/RTT x 1.22/sqrt(p) at {rtt * 1e3:g} ms (Reno-like)")
-    for name, ref in references.series(exp.reference).items():
+    apart = references.mismatch(exp.reference, records)
+    if apart:  # said in the legend rather than drawn beside numbers of another link
+        not_drawn(ax, apart)
+    for name, ref in ({} if apart else references.series(exp.reference)).items():
         st = style(name)
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([_x(p, zero_at) for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,

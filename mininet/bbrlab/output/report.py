@@ -43,6 +43,9 @@ MODEL_COLUMNS = (
 
 def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
+    apart = references.mismatch(exp.reference, records)
+    if apart:
+        return ["", f"Not compared with {exp.reference.get('source', 'the reference')}: {apart}."]
     series = references.series(exp.reference)  # inline, or read from its CSV by path
     if not series:
         lacking = references.missing(exp.reference)

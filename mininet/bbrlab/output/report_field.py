@@ -13,6 +13,7 @@ throughput of objects over 3 MB (means over repetitions).
 from __future__ import annotations
 
 from ..analysis import ware
+from ..verdicts import references
 from .plots_field import class_shares
 
 
@@ -34,7 +35,8 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
     rec = records[0]
     durations = [f["duration"] for f in rec.get("flow_plan") or () if f.get("duration")]
     n_bbr = sum(f["cc"] == "bbr" for f in rec.get("flow_plan") or ())
-    ref = {float(x): g for x, g in (exp.reference.get("goodput_mbps") or {}).items()}
+    apart = references.mismatch(exp.reference, records)
+    ref = {} if apart else {float(x): g for x, g in (exp.reference.get("goodput_mbps") or {}).items()}
     source = exp.reference.get("source", "reference")
     head = ["buffer (BDP)"] + [f"{cc} share" for cc in ccs] + (["BBR, Ware et al. model"] if n_bbr and durations else [])
     head += [f"BBR share, {source}"] if ref else []
@@ -50,7 +52,7 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
             cells.append(f"{g['bbr'] / sum(g.values()):.2f} ({g['bbr']:g} of {sum(g.values()):g} Mbit/s)"
                          if g and "bbr" in g else "–")
         lines.append("| " + " | ".join(cells) + " |")
-    return lines
+    return lines + (["", f"Not compared with {source}: {apart}."] if apart else [])
 
 
 def _mean(values: list) -> float | None:

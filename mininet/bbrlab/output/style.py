@@ -45,3 +45,11 @@ def rate_line(ax, series: dict, end: float, label: str, lw: float = 1.2) -> None
     steps = series["link_rate"]
     ax.step([t for t, _ in steps] + [end], [v for _, v in steps] + [steps[-1][1]], where="post",
             color="black", ls="--", lw=lw, label=label)
+
+
+def not_drawn(ax, why: str, width: int = 48) -> None:
+    """A legend entry saying what is not drawn and why (wrapped: a legend beside the axes
+    has room for about WIDTH characters a line)."""
+    import textwrap
+
+    ax.plot([], [], ls="none", label="\n".join(textwrap.wrap(f"not drawn: {why}", width)))

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from . import aqm as aqms
-from . import strict, traces, units, yaml_loader
+from . import reference, strict, traces, units, yaml_loader
 from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
 from .flows import parse as _flows
 from .checks import check_keys as _check_keys
@@ -442,7 +442,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         plot_kind=plot_kind,
         plot_title=plot.get("title"),
         claims=_claims(raw.get("claims"), tuple(dict.fromkeys([*CLAIM_FACTS, *axes_labels, *file_axes]))),
-        reference=raw.get("reference") or {},
+        reference=reference.parse(raw.get("reference")),
         repeat=repeat,
         seed=seed,
         notes=_notes(raw.get("notes")),

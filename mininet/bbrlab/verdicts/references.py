@@ -63,3 +63,33 @@ def series(reference: dict) -> dict:
     if path is None or not path.is_file():
         return {}
     return read_csv(path)
+
+
+def _link_text(rate: float | None, rtt: float | None, trace: str | None) -> str:
+    parts = ([f"{rate / 1e6:g} Mbit/s"] if rate is not None else []) + (
+        [f"{rtt * 1e3:g} ms"] if rtt is not None else []) + ([f"trace {trace}"] if trace else [])
+    return ", ".join(parts)
+
+
+def mismatch(reference: dict, records: list[dict]) -> str | None:
+    """Why REFERENCE does not apply to the run of RECORDS (their links differ from the one
+    its numbers were measured on, `reference.at`), or None when it does or says nothing."""
+    at = reference.get("at") or {}
+    if not at:
+        return None
+    ran = set()
+    for rec in records:
+        link = rec.get("link")
+        if not link:  # a record that does not say its link (made by hand): nothing to compare
+            continue
+        ran.add((link.get("rate") if "rate" in at else None, link.get("rtt") if "rtt" in at else None,
+                 Path(link["trace"]).name if "trace" in at and link.get("trace") else None))
+    theirs = (at.get("rate"), at.get("rtt"), at.get("trace"))
+    close = [r for r in ran if all(a is None or (b is not None and (a == b if isinstance(a, str) else
+                                                                    abs(a - b) <= 1e-6 * max(abs(a), 1e-9)))
+                                   for a, b in zip(theirs, r))]
+    if not ran or len(close) == len(ran):
+        return None
+    source = reference.get("source", "the reference")
+    here = "; ".join(sorted(_link_text(*r) or "no such link" for r in ran if r not in close))
+    return f"{source} was measured at {_link_text(*theirs)}, this run at {here}: not comparable"
