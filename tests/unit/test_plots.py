@@ -237,3 +237,34 @@ def test_zero_loss_has_its_own_place_on_the_log_axis(tmp_path, kind):
 def test_without_zero_loss_the_axis_is_the_swept_values():
     assert plots_loss.zero_position([0.1, 1.0]) is None
     assert plots_loss.zero_position([0.0]) == 1.0
+
+
+def test_a_mixed_class_point_draws_each_class_in_its_ccs_colour(tmp_path):
+    """A user's file with three classes (no plot kind: RTT over time) gets an entry and a
+    colour per class, not one "bbr+cubic+reno" line."""
+    from bbrlab.output import plots_paper, style
+
+    exp = spec.build({"name": "mine", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "2bdp"},
+                      "flows": [{"class": "fast", "cc": "bbr", "duration": "10s"},
+                                {"class": "slow", "cc": "cubic", "duration": "10s"},
+                                {"class": "old", "cc": "reno", "duration": "10s"}]})
+    assert exp.plot_kind == "rtt_timeseries"
+    (point,) = exp.points
+    rundir = RunDir.create(tmp_path, exp.name)
+    rtts = {"g1": 50.0, "g2": 90.0, "g3": 140.0}
+    write_json(rundir.points_dir / point.id / "point.json", {
+        "id": point.id, "params": {}, "flows": [dataclasses.asdict(g) for g in point.flows]})
+    write_json(rundir.points_dir / point.id / "metrics.json", {
+        "base_rtt_ms": 40.0, "full_buffer_rtt_ms": 120.0, "rtt_p50_ms": 94.0,
+        "groups": [{"group": i, "class": c, "cc": cc} for i, (c, cc) in
+                   enumerate((("fast", "bbr"), ("slow", "cubic"), ("old", "reno")))]})
+    write_json(rundir.points_dir / point.id / "series.json", {
+        "rtt": {g: [[t / 10, v + (t % 3)] for t in range(100)] for g, v in rtts.items()}, "flows": {}})
+    plt = plots._pyplot()
+    fig = plots_paper.rtt_timeseries(plt, exp, rundir, rundir.point_records())
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    plt.close(fig)
+    drawn = {label: h.get_color() for h, label in zip(handles, labels) if "median RTT" in label}
+    assert drawn == {"fast (BBR): median RTT 51 ms": style.style("bbr")["color"],
+                     "slow (CUBIC): median RTT 91 ms": style.style("cubic")["color"],
+                     "old (Reno): median RTT 141 ms": style.style("reno")["color"]}

@@ -4,6 +4,7 @@ plot_kinds.PLOTS."""
 
 from __future__ import annotations
 
+from ..analysis.metrics import percentile
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
 from .style import cc_of, point_label, rate_line, style
@@ -19,6 +20,9 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     labelled = set()
     for rec in sorted(records, key=lambda r: (cc_of(r), r["id"])):
         series = rundir.series(rec["id"])
+        if "+" in cc_of(rec):  # several classes in one point: each its own colour and entry
+            _class_rtts(ax, cdf, rec, series, labelled)
+            continue
         st = style(cc_of(rec))
         label = point_label(rec, {"cc"})
         # one legend entry per CC (the CDF's colours are the same), naming each run's median
@@ -50,6 +54,32 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     cdf.set_ylabel("CDF")
     cdf.set_ylim(0, 1.01)  # no legend of its own: a CDF's axis ends at 1
     return fig
+
+
+LINESTYLES = ("-", "--", ":", "-.")  # classes of one CC told apart
+
+
+def _class_rtts(ax, cdf, rec: dict, series: dict, labelled: set) -> None:
+    """A mixed point's RTT probes (one ping per flow group) coloured by each group's CC,
+    with a line style per class of the same CC, and one legend entry per class naming its
+    CC and its median RTT (of the first repetition drawn)."""
+    groups = {f"g{g['group'] + 1}": g for g in rec["metrics"].get("groups") or []}
+    seen: dict[str, int] = {}
+    for name, pts in series["rtt"].items():
+        pts = [(t, v) for t, v in pts if t >= 0]
+        group = groups.get(name, {"class": name, "cc": cc_of(rec)})
+        if not pts:
+            continue
+        st = style(group["cc"])
+        ls = LINESTYLES[seen.get(group["cc"], 0) % len(LINESTYLES)]
+        seen[group["cc"]] = seen.get(group["cc"], 0) + 1
+        values = sorted(v for _, v in pts)
+        label = None
+        if group["class"] not in labelled:
+            label = f"{group['class']} ({st['label']}): median RTT {percentile(values, 50):.0f} ms"
+            labelled.add(group["class"])
+        ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], ls=ls, lw=1.0, label=label)
+        cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], ls=ls, lw=1.6)
 
 
 def throughput_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
