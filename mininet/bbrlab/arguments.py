@@ -36,7 +36,9 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[results], **kwargs)
 
-    command("list", help="list the experiments").set_defaults(handler="cmd_list")
+    listing = command("list", help="list the experiments, their sizes and wall time (a range for repeat: auto)")
+    listing.add_argument("--quick", action="store_true", help="each experiment's short profile")
+    listing.set_defaults(handler="cmd_list")
     run = command("run", help="run an experiment (all its sweep points)")
     run.add_argument("experiment", help="name in experiments/ or path to a YAML file")
     run.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -73,6 +75,8 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
     suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
     suite.add_argument("--shard", metavar="K/N", help=SHARD_HELP + " (of the whole suite's grid)")
+    suite.add_argument("--dry-run", action="store_true", help="print each experiment's points and wall time; run "
+                       "nothing (no VM, no root)")
     suite.set_defaults(handler="cmd_suite")
     merging = command("merge", help="combine shards' runs (--shard K/N) into one run: judged, plotted "
                       "and reported like a run of the whole grid")

@@ -64,23 +64,22 @@ def repetitions(exp: spec.Experiment) -> str:
 
 
 def cmd_list(args) -> int:
-    from .runs.estimate import measured_overhead
+    from .runs.estimate import minutes, wall
     from .verdicts.references import missing
 
     names = by_name(require(EXPERIMENTS))
     for path in sorted(EXPERIMENTS.glob("*.yaml")):
         try:
-            exp = spec.load(path)
+            exp = spec.load(path, quick=args.quick)
             shared = [p.name for p in names.get(exp.name, []) if p != path]
             if shared:  # their runs would share one results folder
                 print(f"{path.stem:16s} SAME NAME {exp.name} as {', '.join(shared)}: their runs would share "
                       f"results/{exp.name}/")
             secs = sum(p.duration for p in exp.points)
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
-            cost = measured_overhead(Path(args.results), exp.name)
-            wall = f" (~{(secs + cost[0] * len(exp.points)) / 60:.0f} min wall)" if cost else ""
+            costs = f" (~{minutes(*wall(exp, list(exp.points), Path(args.results))[:2])} wall)"
             lacking = missing(exp.reference)
-            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{wall}{repetitions(exp)}  "
+            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{costs}{repetitions(exp)}  "
                   f"{exp.title}" + (f" -- {lacking.needs}" if lacking else ""))
         except MissingData as exc:  # listed all the same, with what it needs and how to get it
             print(f"{path.stem:16s} {exc.needs}")
@@ -179,6 +178,11 @@ def cmd_suite(args) -> int:
     if parts is not None:  # this host's part of the whole suite's grid
         exps = [e for e in exps if e.name in parts]
     points = [p for e in exps for p in e.points if parts is None or p.id in parts[e.name]["points"]]
+    if args.dry_run:  # the cost, on any machine: nothing is measured
+        from .runs import estimate
+
+        print("\n".join(estimate.suite_lines(exps, Path(args.results))))
+        return 0
     _preflight(points)
     from .runs import runner
 

@@ -400,7 +400,9 @@ def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys,
 
     root = tmp_path / "results"
     code, out, _ = run_cli(capsys, "--results", str(root), "run", "step", "--dry-run")
-    assert "2 point(s), 1.0 min of flows; wall time: not measured on this machine yet" in out
+    # before anything is measured here: the testbed's default overhead, said as such
+    assert ("2 point(s), 1.0 min of flows; wall time: about 1.3 min (10 s per point beyond its flows, this "
+            "testbed's default: nothing measured under this results folder yet)") in out
     assert f"results: a new run directory under {root / 'step'}" in out
     run = step_run(root)
     write_json(run.path / "verdict.json", {"verdict": "reproduced", "points": {"finished": 1, "total": 2},
@@ -412,9 +414,19 @@ def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys,
             f"as measured in step/{run.path.name})") in out
     assert f"results: resumes {run.path} (1 points done there)" in out
     code, out, _ = run_cli(capsys, "--results", str(root), "run", "figure5", "--dry-run", "--only", "cc=bbr")
-    assert "3 point(s), 1.5 min of flows; wall time: about 6.5 min" in out  # another experiment's cost
+    # another experiment's cost; repeat: auto may take BBR's 3 repetitions to 8
+    assert ("3 point(s), 1.5 min of flows; wall time: about 6.5-17.3 min (the upper end: every repetition "
+            "repeat: auto may add)") in out
     code, out, _ = run_cli(capsys, "--results", str(root), "list")
-    assert "step               2 points,    1.0 min of flows (~4 min wall)" in out
+    assert "step               2 points,    1.0 min of flows (~4.3 min wall)" in out
+    assert "figure5            6 points,    3.0 min of flows (~13.0-34.7 min wall), 3-8 repetitions (auto)" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "list", "--quick")
+    assert "figure5            2 points,    0.7 min of flows (~4.0 min wall)  Figure 5" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "suite", "--dry-run", "--quick", "step", "figure5")
+    assert code == 0 and out.splitlines() == [  # in the suite's order: shortest first
+        "figure5             2 point(s),    0.7 min of flows, about 4.0 min wall",
+        "step                2 point(s),    1.0 min of flows, about 4.3 min wall",
+        "suite: 2 experiments, about 8.3 min wall (nothing run: --dry-run)"]
 
 
 def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run):

@@ -35,20 +35,53 @@ def measured_overhead(root: Path, name: str) -> tuple[float, str] | None:
     return sum(found) / len(found), f"the newest runs of {len(found)} experiment(s) under {root}"
 
 
+# What a point costs beyond its flows (setup, idle probe, teardown, analysis) before this
+# machine has measured it: measured in the testbed VM under TCG on 2 cores (2026-11-26,
+# 7-13 s a point for figure 5, fidelity and cdn-mix's quick profiles).
+DEFAULT_OVERHEAD_S = 10.0
+
+
+def wall(exp: Experiment, points: list[Point], root: Path) -> tuple[float, float, str]:
+    """(the lowest and the highest wall time of running POINTS of EXP, in seconds, and how
+    the overhead per point was found). The highest counts every repetition `repeat: auto`
+    may add (up to repeat_max); the two are equal for a fixed repeat."""
+    flows = sum(p.duration for p in points)
+    cost = measured_overhead(root, exp.name)
+    per, where = cost if cost is not None else (
+        DEFAULT_OVERHEAD_S, "this testbed's default: nothing measured under this results folder yet")
+    if cost is not None:
+        where = f"as measured in {where}"
+    low = flows + per * len(points)
+    high = low * exp.repeat_max / exp.repeat if exp.adaptive else low
+    return low, high, f"{per:.0f} s per point beyond its flows, {where}"
+
+
+def minutes(low: float, high: float) -> str:
+    return f"{low / 60:.1f} min" if high <= low else f"{low / 60:.1f}-{high / 60:.1f} min"
+
+
 def lines(exp: Experiment, points: list[Point], root: Path, shard: dict | None = None) -> list[str]:
     """What a run of POINTS of EXP (on SHARD, shard.record) will cost and where it will write, as text."""
     flows = sum(p.duration for p in points)
-    cost = measured_overhead(root, exp.name)
-    if cost is None:
-        wall = "wall time: not measured on this machine yet (each point costs its flows plus setup and analysis)"
-    else:
-        per, where = cost
-        wall = (f"wall time: about {(flows + per * len(points)) / 60:.1f} min ({per:.0f} s per point beyond "
-                f"its flows, as measured in {where})")
+    low, high, how = wall(exp, points, root)
+    more = " (the upper end: every repetition repeat: auto may add)" if high > low else ""
+    wall_text = f"wall time: about {minutes(low, high)}{more} ({how})"
     resumable = RunDir.find_resumable(root, exp.name, exp.identity, shard)
     if resumable is not None:
         done = len(resumable.finished_points())
         goes = f"results: resumes {resumable.path} ({done} points done there)"
     else:
         goes = f"results: a new run directory under {root / exp.name}"
-    return [f"{len(points)} point(s), {flows / 60:.1f} min of flows; {wall}", goes]
+    return [f"{len(points)} point(s), {flows / 60:.1f} min of flows; {wall_text}", goes]
+
+
+def suite_lines(exps: list[Experiment], root: Path) -> list[str]:
+    """`suite --dry-run`: each experiment's points, flows and wall time, and the sum."""
+    out, total = [], [0.0, 0.0]
+    for exp in exps:
+        low, high, _ = wall(exp, list(exp.points), root)
+        total = [total[0] + low, total[1] + high]
+        flows = sum(p.duration for p in exp.points)
+        out.append(f"{exp.name:16s} {len(exp.points):4d} point(s), {flows / 60:6.1f} min of flows, "
+                   f"about {minutes(low, high)} wall")
+    return out + [f"suite: {len(exps)} experiments, about {minutes(*total)} wall (nothing run: --dry-run)"]
