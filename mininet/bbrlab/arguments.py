@@ -55,8 +55,10 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
     run.add_argument("--action", help=argparse.SUPPRESS)  # a figure script's CC action: figure5.sh bbr
     run.set_defaults(handler="cmd_run")
-    plot = command("plot", help="redraw figure and verdict from a results directory")
-    plot.add_argument("dir", nargs="?", help="results directory (default: latest of EXPERIMENT)")
+    plot = command("plot", help="redraw figure and verdict from a results directory; with several and --kind, "
+                   "draw them together")
+    plot.add_argument("dir", nargs="*", help="results directory (default: latest of EXPERIMENT); several with "
+                      "--kind: their points on one figure, each run labelled by how its parameters differ")
     plot.add_argument("--experiment", default="figure5",
                       help="the latest run of this experiment (a name, or its YAML file; default: %(default)s)")
     plot.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
@@ -65,6 +67,8 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     plot.add_argument("--kind", choices=spec.PLOT_KINDS, metavar="KIND",
                       help="also draw the run as this plot kind, into NAME-KIND.png (one of: "
                       + ", ".join(spec.PLOT_KINDS) + ")")
+    plot.add_argument("--out", metavar="FILE", help="several runs: the figure's file (default: runs-KIND.png in "
+                      "the first run's directory)")
     plot.add_argument("--reanalyze", action="store_true",
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")

@@ -258,8 +258,10 @@ def cmd_plot(args) -> int:
     from .output import summary
     from .store.results import RunDir
 
+    if len(args.dir) > 1 or args.out:
+        return _plot_runs(args)
     if args.dir:
-        rundir = RunDir.open(Path(args.dir))
+        rundir = RunDir.open(Path(args.dir[0]))
     else:
         name = args.experiment
         if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
@@ -297,6 +299,26 @@ def cmd_plot(args) -> int:
     if args.kind:
         summary.draw_kind(rundir, judge, args.kind, formats)
     return _strict_status(args, verdict)
+
+
+def _plot_runs(args) -> int:
+    """plot --kind KIND RUN1 RUN2 ...: the runs on one figure (output/multirun.py)."""
+    from .output import multirun
+    from .store.results import RunDir
+
+    if len(args.dir) < 2:
+        raise SpecError("plot --out: for several runs drawn together (plot --kind KIND RUN1 RUN2 ... --out FILE)")
+    if not args.kind:
+        raise SpecError("plot: several runs are drawn together as one plot kind: add --kind KIND "
+                        f"(one of: {', '.join(spec.PLOT_KINDS)})")
+    if args.reanalyze or args.strict:
+        raise SpecError(f"plot {'--reanalyze' if args.reanalyze else '--strict'}: for one run at a time")
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix.lower().lstrip(".") not in _formats(args.format):
+        raise SpecError(f"plot --out {out}: its extension is not among --format {args.format}")
+    figure = multirun.draw([RunDir.open(Path(d)) for d in args.dir], args.kind, out, _formats(args.format))
+    print(f"figure: {figure}")
+    return 0
 
 
 def _formats(text: str) -> tuple[str, ...]:

@@ -467,3 +467,44 @@ def test_plot_kind_draws_any_registered_kind_and_names_missing_series(capsys, tm
     with pytest.raises(SystemExit) as exc:
         run_cli(capsys, "plot", str(rundir.path), "--kind", "no_such_kind")
     assert exc.value.code == 2
+
+
+def test_several_runs_are_drawn_together_each_labelled_by_how_it_differs(capsys, tmp_path, step_run):
+    one, two = step_run(tmp_path / "a"), step_run(tmp_path / "b")
+    spec_two = two.path / "spec.yaml"
+    spec_two.write_text(spec_two.read_text().replace("rtt: 40ms", "rtt: 30ms"))
+    code, out, _ = run_cli(capsys, "plot", "--kind", "rtt_timeseries", str(one.path), str(two.path))
+    figure = one.path / "runs-rtt_timeseries.png"
+    assert code == 0 and out.strip() == f"figure: {figure}" and figure.stat().st_size > 20_000
+    from bbrlab.output import multirun
+
+    raws = [spec.load_raw(r.path / "spec.yaml") for r in (one, two)]
+    assert multirun.labels(raws, ["a", "b"]) == ["rtt=40ms", "rtt=30ms"]
+    assert multirun.labels([raws[0], raws[0]], ["a", "b"]) == ["a", "b"]  # nothing differs: their folders
+    both = multirun.RunSet([one, two], ["rtt=40ms", "rtt=30ms"])
+    records = both.point_records()
+    assert [r["params"]["run"] for r in records] == ["rtt=40ms", "rtt=30ms"]
+    # the second run's BBR in a shade of its own, its series read from its own run
+    from bbrlab.output import style
+
+    assert [r["flows"][0]["cc"] for r in records] == ["bbr", "bbr@1"]
+    assert style.style("bbr@1")["color"] != style.style("bbr")["color"] and style.style("bbr@1")["label"] == "BBR"
+    assert both.series(records[1]["id"])["rtt"] == two.series(records[1]["id"].split(" | ")[1])["rtt"]
+    out_file = tmp_path / "both.svg"
+    code, out, _ = run_cli(capsys, "plot", "--kind", "rtt_timeseries", str(one.path), str(two.path),
+                           "--out", str(out_file), "--format", "svg")
+    assert code == 0 and out_file.read_text().lstrip().startswith("<?xml")
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--kind", "rtt_timeseries", "ONE", "--out", "x.png"], "plot --out: for several runs drawn together"),
+    (["ONE", "TWO"], "plot: several runs are drawn together as one plot kind: add --kind KIND"),
+    (["--kind", "rtt_timeseries", "--reanalyze", "ONE", "TWO"], "plot --reanalyze: for one run at a time"),
+    (["--kind", "rtt_timeseries", "--out", "x.jpg", "ONE", "TWO"], "plot --out x.jpg: its extension is not among"),
+    (["--kind", "throughput_timeseries", "ONE", "TWO"], "plot --kind throughput_timeseries: draws one point's"),
+])
+def test_several_runs_refused_in_one_line(capsys, tmp_path, step_run, argv, says):
+    one, two = step_run(tmp_path / "a"), step_run(tmp_path / "b")
+    argv = [str(one.path) if a == "ONE" else str(two.path) if a == "TWO" else a for a in argv]
+    code, out, err = run_cli(capsys, "plot", *argv)
+    assert code == 2 and err.startswith(f"bbrlab: {says}") and len(err.strip().splitlines()) == 1, err

@@ -22,13 +22,14 @@ class PlotKind:
     draw: Callable
     series: tuple[str, ...] = ()  # series.json keys the kind reads; () = metrics.json only
     marks_untrusted: bool = False  # draw() takes the untrusted points' names
+    one_point: bool = False  # draws one point's flows (the first): not for several runs together
 
 
 PLOTS = {kind.name: kind for kind in (
     PlotKind("rtt_timeseries", "RTT over time of every point on one axis, and the RTT's CDF (figure 5)",
              plots_paper.rtt_timeseries, ("rtt",)),
     PlotKind("throughput_timeseries", "each flow's throughput over time, Jain's fairness index below (figure 6)",
-             plots_paper.throughput_timeseries, ("flows", "link_rate")),
+             plots_paper.throughput_timeseries, ("flows", "link_rate"), one_point=True),
     PlotKind("loss_goodput", "goodput against random loss (log x) per congestion control, the ideal line (figure 8)",
              plots_loss.loss_goodput),
     PlotKind("sweep_normalized", "goodput / rate against loss, one line per value of the other axis, per CC",

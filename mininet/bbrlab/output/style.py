@@ -53,3 +53,20 @@ def not_drawn(ax, why: str, width: int = 48) -> None:
     import textwrap
 
     ax.plot([], [], ls="none", label="\n".join(textwrap.wrap(f"not drawn: {why}", width)))
+
+
+def variant(cc: str, k: int) -> str:
+    """The name under which run K of several drawn together shows CC: CC itself for the
+    first run, else a registered style with CC's marker and label in a darker (odd K) or
+    lighter (even K) shade of its colour (the legend names the run: its `run` parameter)."""
+    if k == 0:
+        return cc
+    from matplotlib.colors import to_hex, to_rgb
+
+    base = style(cc)
+    depth = 0.45 + 0.2 * ((k - 1) // 2)  # darker or lighter, further for later runs
+    rgb = to_rgb(base["color"])
+    shade = [c * (1 - depth) for c in rgb] if k % 2 else [c + (1 - c) * depth for c in rgb]
+    name = f"{cc}@{k}"
+    STYLE[name] = {"color": to_hex(shade), "marker": base["marker"], "label": base["label"]}
+    return name
