@@ -481,6 +481,7 @@ def test_several_runs_are_drawn_together_each_labelled_by_how_it_differs(capsys,
     raws = [spec.load_raw(r.path / "spec.yaml") for r in (one, two)]
     assert multirun.labels(raws, ["a", "b"]) == ["rtt=40ms", "rtt=30ms"]
     assert multirun.labels([raws[0], raws[0]], ["a", "b"]) == ["a", "b"]  # nothing differs: their folders
+    assert multirun.labels([raws[0], raws[0]], ["a", "a"]) == ["a #1", "a #2"]  # one run twice
     both = multirun.RunSet([one, two], ["rtt=40ms", "rtt=30ms"])
     records = both.point_records()
     assert [r["params"]["run"] for r in records] == ["rtt=40ms", "rtt=30ms"]

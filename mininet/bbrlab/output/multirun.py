@@ -49,6 +49,8 @@ def labels(raws: list[dict], stamps: list[str]) -> list[str]:
         out.append(text or stamp)
     if len(set(out)) < len(out):  # the same parameters twice: repetitions of one setup
         out = [f"{text} ({stamp})" if text != stamp else stamp for text, stamp in zip(out, stamps)]
+    if len(set(out)) < len(out):  # one run given twice: told apart by its place
+        out = [f"{text} #{i}" for i, text in enumerate(out, 1)]
     return out
 
 
