@@ -395,10 +395,10 @@ def test_inline_yaml_spec_with_everything():
         plot: {kind: rate_step, title: Steps}
         repeat: 3
         seed: 7
-        reference: {paper: BBR}
+        reference: {source: BBR}
     """))
     assert (exp.name, exp.plot_kind, exp.plot_title, exp.repeat, exp.seed) == ("step", "rate_step", "Steps", 3, 7)
-    assert [p.repetition for p in exp.points] == [1, 2, 3] and exp.reference == {"paper": "BBR"}
+    assert [p.repetition for p in exp.points] == [1, 2, 3] and exp.reference == {"source": "BBR"}
     point = exp.points[0]
     assert point.pacing == "internal" and point.sampling.pcap and point.sampling.interval == pytest.approx(0.05)
     assert point.flows[0] == spec.FlowGroup("bbr", count=2, stagger=5.0, until=30.0)

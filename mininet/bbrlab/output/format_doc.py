@@ -135,6 +135,9 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "claims.*.max": ("number", "none", "the highest passing value"),
     "claims.*.relative_to": ("a metric name (below)", "none", "bound metric / this metric of the same point"),
     "quick": ("mapping of key to value, as `--set`", "none", "the short profile `--quick` applies"),
+    "points": ("list of mappings of key to value, keys as `--set` names them", "none",
+               "chosen points beside the sweep, e.g. `[{rate: 10Mbit, rtt: 20ms}, {rate: 50Mbit, rtt: 100ms}]`: "
+               "each entry crossed with the file's sweep axes, its keys labelled as axes (`--only rate=50Mbit`)"),
     "reference": ("mapping", "none", "the published numbers drawn beside ours (`source`; `series`, `csv` or "
                   "`goodput_mbps`; `at`: the link they were measured on, `{rate, rtt, trace}`, drawn only beside a "
                   "run on that link, else the legend and the report say why)"),
@@ -181,6 +184,9 @@ def _refused() -> list[str]:
          "their runs would share `results/NAME/`: `run` and `suite` refuse, `list` marks them"),
         ("a figure script's CC action (`figure5.sh bbr`) with `--only cc=` another CC, or with a `--set cc=` "
          "that leaves no cc sweep", "the action runs that CC's points; the message says which action to use"),
+        ("`points:` entries with different keys, a list as a value, a key that is also swept, two equal "
+         "entries; `--set` or `quick:` on a key the points set", "each point sets the same keys once; a --set "
+         "would be overwritten by every point"),
     ]
     return ["", "## What is refused", "",
             "Bad input gets one line naming the problem and exit status 2, before anything runs: never a",

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from . import aqm as aqms
-from . import reference, strict, traces, units, yaml_loader
+from . import explicit, reference, strict, traces, units, yaml_loader
 from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
 from .flows import parse as _flows
 from .checks import check_keys as _check_keys
@@ -70,12 +70,12 @@ SWEEPABLE = (
     "link.aqm", *[f"link.{kind}.{name}" for kind, params in aqms.PARAMS.items() for name in params],
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
-            "repeat", "seed", "plot", "claims", "quick", "reference", "notes"}
+            "repeat", "seed", "plot", "claims", "quick", "reference", "notes", "points"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
-MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed")
+MEASURED_KEYS = ("link", "pacing", "cc", "flows", "sysctls", "sampling", "repeat", "seed", "points")
 PLOT_KEYS = {"kind", "title"}
 TRACE_IN_TITLE = "{trace}"  # in a title: the trace that ran (its file's name)
 # `repeat: auto`: at least this many repetitions of every grid point, and as many more (up
@@ -380,6 +380,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     _check_keys(raw, TOP_KEYS, "")
     # a claim may select on an axis of the file even where --set or --quick fixed its value
     file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
+    chosen_keys = explicit.keys(raw, resolve_key) if isinstance(raw.get("flows", []), list) else {}
     if quick:
         profile = raw.get("quick") or {}
         if not isinstance(profile, dict):
@@ -389,10 +390,16 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
                 path = resolve_key(raw, str(key))
             except SpecError as exc:  # said as the profile's key, not as a --set the user never typed
                 raise SpecError(str(exc).replace(f"--set {key}:", f"quick.{key}:", 1)) from None
+            if path in chosen_keys:
+                raise SpecError(f"quick.{key}: the file's points set {chosen_keys[path]} per point: change it there")
             set_path(raw, path, value)
     for text in overrides:
         key, value = parse_override(text)
-        set_path(raw, resolve_key(raw, key), value)
+        path = resolve_key(raw, key)
+        if path in chosen_keys:
+            raise SpecError(f"--set {key}: the file's points set {chosen_keys[path]} per point: change them there "
+                            "(or --only to run some of them)")
+        set_path(raw, path, value)
     _check_keys(raw, TOP_KEYS, "")
     if "link" not in raw or "flows" not in raw:
         raise SpecError(f"{'link' if 'link' not in raw else 'flows'}: required")
@@ -414,14 +421,15 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         aqms.check_blocks(raw["link"])
     axes = _axes(raw)
     strict.check_sweeps(axes)
-    labels = _labels(list(axes))
+    chosen = explicit.parse(raw, axes, resolve_key)  # `points:` ([{}] without)
+    labels = _labels(list(axes) + list(chosen[0]))
     axes_labels = list(labels.values())
     points = []
-    for combo in itertools.product(*axes.values()):
-        concrete = copy.deepcopy(raw)
-        for path, value in zip(axes, combo):
+    for combo, entry in itertools.product(itertools.product(*axes.values()), chosen):
+        concrete = {k: v for k, v in copy.deepcopy(raw).items() if k != "points"}
+        for path, value in [*zip(axes, combo), *entry.items()]:
             set_path(concrete, path, value)
-        params = {labels[p]: v for p, v in zip(axes, combo)}
+        params = {labels[p]: v for p, v in [*zip(axes, combo), *entry.items()]}
         link = _link(concrete["link"])
         pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
         flows = _flows(concrete["flows"], concrete.get("cc"))
@@ -437,7 +445,8 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),
         identity=identity(raw, name),
         raw=raw,
-        axes={labels[p]: v for p, v in axes.items()},
+        axes={**{labels[p]: v for p, v in axes.items()},
+              **{labels[p]: list(dict.fromkeys(e[p] for e in chosen)) for p in chosen[0]}},
         points=tuple(points),
         plot_kind=plot_kind,
         plot_title=plot.get("title"),
