@@ -118,6 +118,14 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     comparing.add_argument("--out", help="the overlay figure: .png, .svg or .pdf (default: beside run A, "
                            "results/NAME/compare-A-vs-B.png)")
     comparing.set_defaults(handler="cmd_compare")
+    packing = command("pack", help="a run as one file (spec, points with raw output, verdict, figures): "
+                      "plot, report, export, compare and unpack take it elsewhere")
+    packing.add_argument("run", help="the run directory (results/NAME/STAMP)")
+    packing.add_argument("--out", metavar="FILE", help="the archive (default: beside the run, STAMP.tar.gz)")
+    packing.set_defaults(handler="cmd_pack")
+    unpacking = command("unpack", help="a packed run into the results root, its files checked")
+    unpacking.add_argument("archive", help="a file bbrlab pack wrote (NAME.tar.gz)")
+    unpacking.set_defaults(handler="cmd_unpack")
     labs = command("lab", help="the course lab kit (labs/): list the labs, check a student's runs")
     lab_sub = labs.add_subparsers(dest="lab_command", required=True)
     lab_sub.add_parser("list", parents=[results], help="the labs and their commands").set_defaults(handler="cmd_lab_list")

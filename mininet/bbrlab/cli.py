@@ -21,6 +21,7 @@ from .spec import claim_points
 from .spec.catalog import by_name, refuse_namesakes
 from .spec.datasets import FETCH, MissingData
 from .spec.selection import parse_only, select, with_action
+from .store.pack import is_archive, open_run
 
 EXPERIMENTS = REPO / "experiments"
 EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
@@ -58,33 +59,10 @@ def _preflight(points: list[spec.Point]) -> None:
                     aqms={p.link.aqm.kind for p in points} - {"fifo"})
 
 
-def repetitions(exp: spec.Experiment) -> str:
-    """", 3-8 repetitions (auto)" for a spec that adds repetitions where a claim is undecided."""
-    return f", {exp.repeat}-{exp.repeat_max} repetitions (auto)" if exp.adaptive else ""
-
-
 def cmd_list(args) -> int:
-    from .runs.estimate import minutes, wall
-    from .verdicts.references import missing
+    from .runs.estimate import listing
 
-    names = by_name(require(EXPERIMENTS))
-    for path in sorted(EXPERIMENTS.glob("*.yaml")):
-        try:
-            exp = spec.load(path, quick=args.quick)
-            shared = [p.name for p in names.get(exp.name, []) if p != path]
-            if shared:  # their runs would share one results folder
-                print(f"{path.stem:16s} SAME NAME {exp.name} as {', '.join(shared)}: their runs would share "
-                      f"results/{exp.name}/")
-            secs = sum(p.duration for p in exp.points)
-            points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
-            costs = f" (~{minutes(*wall(exp, list(exp.points), Path(args.results))[:2])} wall)"
-            lacking = missing(exp.reference)
-            print(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{costs}{repetitions(exp)}  "
-                  f"{exp.title}" + (f" -- {lacking.needs}" if lacking else ""))
-        except MissingData as exc:  # listed all the same, with what it needs and how to get it
-            print(f"{path.stem:16s} {exc.needs}")
-        except SpecError as exc:
-            print(f"{path.stem:16s} INVALID: {exc}")
+    print("\n".join(listing(require(EXPERIMENTS), Path(args.results), args.quick, by_name(EXPERIMENTS))))
     return 0
 
 
@@ -124,9 +102,10 @@ def cmd_run(args) -> int:
 
         by = " and ".join(([f"the action {args.action}"] if args.action else []) + (["--only"] if args.only else []))
         chosen = f" ({len(subset)} chosen by {by})" if only else ""
+        from .runs.estimate import lines, repetitions
+
         print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
               + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
-        from .runs.estimate import lines
 
         print("\n".join(lines(exp, subset, Path(args.results), part) + claim_points.lines(exp.claims, subset)))
         seen = set()
@@ -248,7 +227,10 @@ def cmd_merge(args) -> int:
 def cmd_report(args) -> int:
     from .runs import suite
 
-    chosen = suite.load_each(list(map(experiment_path, args.experiments))) if args.experiments else suite_experiments()
+    named = [e for e in args.experiments if not is_archive(Path(e))]  # an archive: its run, unpacked here
+    unpacked = [open_run(Path(e), Path(args.results)).path.parent.name for e in args.experiments if e not in named]
+    chosen = (suite.load_each(list(map(experiment_path, named + unpacked))) if args.experiments
+              else suite_experiments())
     suite.say_lacking(chosen[1], "report: leaving out")
     print(f"report: {suite.write_report(Path(args.results), *chosen, Path(args.out) if args.out else None)}")
     return 0
@@ -261,7 +243,7 @@ def cmd_plot(args) -> int:
     if len(args.dir) > 1 or args.out:
         return _plot_runs(args)
     if args.dir:
-        rundir = RunDir.open(Path(args.dir[0]))
+        rundir = open_run(Path(args.dir[0]), Path(args.results))
     else:
         name = args.experiment
         if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
@@ -304,7 +286,6 @@ def cmd_plot(args) -> int:
 def _plot_runs(args) -> int:
     """plot --kind KIND RUN1 RUN2 ...: the runs on one figure (output/multirun.py)."""
     from .output import multirun
-    from .store.results import RunDir
 
     if len(args.dir) < 2:
         raise SpecError("plot --out: for several runs drawn together (plot --kind KIND RUN1 RUN2 ... --out FILE)")
@@ -316,7 +297,8 @@ def _plot_runs(args) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower().lstrip(".") not in _formats(args.format):
         raise SpecError(f"plot --out {out}: its extension is not among --format {args.format}")
-    figure = multirun.draw([RunDir.open(Path(d)) for d in args.dir], args.kind, out, _formats(args.format))
+    runs = [open_run(Path(d), Path(args.results)) for d in args.dir]
+    figure = multirun.draw(runs, args.kind, out, _formats(args.format))
     print(f"figure: {figure}")
     return 0
 
@@ -372,12 +354,11 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
 
 def cmd_export(args) -> int:
     from .output import export, flent
-    from .store.results import RunDir
 
     writers = {"csv": export.export, "flent": flent.export}
     if args.format not in writers:
         raise SpecError(f"--format {args.format}: only csv is written (tables), or flent (a data file per point)")
-    runs = [RunDir.open(Path(d)) for d in args.runs]
+    runs = [open_run(Path(d), Path(args.results)) for d in args.runs]
     for path in writers[args.format](runs, Path(args.out)):  # each refuses an --out that is a file
         print(path)
     return 0
@@ -385,15 +366,26 @@ def cmd_export(args) -> int:
 
 def cmd_compare(args) -> int:
     from .output import compare, plots
-    from .store.results import RunDir
 
-    a, b = RunDir.open(Path(args.a)), RunDir.open(Path(args.b))
+    a, b = open_run(Path(args.a), Path(args.results)), open_run(Path(args.b), Path(args.results))
     figure = compare.figure_path(a, b, args.out)
     metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
     print("\n".join(compare.table(a, b, metrics)))
     pairs = compare.matched(a, b)[0]
     if pairs:
         print(f"figure: {plots.overlay(a, b, pairs, figure)}")
+    return 0
+
+
+def cmd_pack(args) -> int:
+    from .store import pack
+
+    print(f"archive: {pack.pack(open_run(Path(args.run), Path(args.results)), Path(args.out) if args.out else None)}")
+    return 0
+
+
+def cmd_unpack(args) -> int:
+    print(f"results: {open_run(Path(args.archive), Path(args.results)).path}")
     return 0
 
 

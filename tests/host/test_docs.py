@@ -38,7 +38,8 @@ DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "labs
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 ELIDED = "..."  # a handout's "and so on" between two commands, not a command
 
-READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run"}  # run: with --dry-run
+READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run",  # run: with --dry-run
+             "pack", "unpack"}  # they read and write runs only: here, as shown
 LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data"}  # root and the kernel, shards, the network
 DISPATCH = {"figure5.sh", "figure6.sh", "figure8.sh", "experiment.sh", "reproduce.sh"}
 MEASURING = {"all", "bbr", "cubic"}

@@ -85,3 +85,38 @@ def suite_lines(exps: list[Experiment], root: Path) -> list[str]:
         out.append(f"{exp.name:16s} {len(exp.points):4d} point(s), {flows / 60:6.1f} min of flows, "
                    f"about {minutes(low, high)} wall")
     return out + [f"suite: {len(exps)} experiments, about {minutes(*total)} wall (nothing run: --dry-run)"]
+
+
+def repetitions(exp: Experiment) -> str:
+    """", 3-8 repetitions (auto)" for a spec that adds repetitions where a claim is undecided."""
+    return f", {exp.repeat}-{exp.repeat_max} repetitions (auto)" if exp.adaptive else ""
+
+
+def listing(folder: Path, root: Path, quick: bool, names: dict[str, list[Path]]) -> list[str]:
+    """`bbrlab list`: each experiment file in FOLDER with its points, flows and wall time
+    (QUICK: its short profile), or what it needs, or why it is invalid. NAMES: the files
+    by the experiment name they give (catalog.by_name), to mark two that share one."""
+    from ..errors import SpecError
+    from ..spec import experiment as spec
+    from ..spec.datasets import MissingData
+    from ..verdicts.references import missing
+
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            exp = spec.load(path, quick=quick)
+            shared = [p.name for p in names.get(exp.name, []) if p != path]
+            if shared:  # their runs would share one results folder
+                out.append(f"{path.stem:16s} SAME NAME {exp.name} as {', '.join(shared)}: their runs would share "
+                           f"results/{exp.name}/")
+            secs = sum(p.duration for p in exp.points)
+            points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
+            costs = f" (~{minutes(*wall(exp, list(exp.points), root)[:2])} wall)"
+            lacking = missing(exp.reference)
+            out.append(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{costs}{repetitions(exp)}  "
+                       f"{exp.title}" + (f" -- {lacking.needs}" if lacking else ""))
+        except MissingData as exc:  # listed all the same, with what it needs and how to get it
+            out.append(f"{path.stem:16s} {exc.needs}")
+        except SpecError as exc:
+            out.append(f"{path.stem:16s} INVALID: {exc}")
+    return out

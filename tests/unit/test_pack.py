@@ -1,0 +1,114 @@
+"""`bbrlab pack RUN` / `unpack FILE`: one file a reviewer can mail; plot, report, export and
+compare take it; a damaged or unsafe archive is refused in one line."""
+
+import io
+import tarfile
+
+import pytest
+
+from bbrlab import cli
+from bbrlab.errors import BbrlabError
+from bbrlab.store import pack
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def packed(tmp_path, step_run, capsys):
+    run = step_run(tmp_path / "here")
+    assert cli.main(["plot", str(run.path)]) == 0  # its verdict and figure
+    capsys.readouterr()
+    code, out, _ = run_cli(capsys, "pack", str(run.path))
+    archive = run.path.with_name(run.path.name + ".tar.gz")
+    assert code == 0 and out.strip() == f"archive: {archive}"
+    return run, archive
+
+
+def test_a_packed_run_unpacks_elsewhere_with_every_file(tmp_path, packed, capsys):
+    run, archive = packed
+    elsewhere = tmp_path / "reviewer"
+    code, out, _ = run_cli(capsys, "--results", str(elsewhere), "unpack", str(archive))
+    target = elsewhere / "step" / run.path.name
+    assert code == 0 and out.strip() == f"results: {target}"
+    ours = {p.relative_to(run.path): p.read_bytes() for p in run.path.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(target): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert ours == theirs and any("raw" in str(p) for p in ours)  # the tools' raw output too
+    # unpacked again: the same run, taken as it is
+    assert run_cli(capsys, "--results", str(elsewhere), "unpack", str(archive))[0] == 0
+
+
+def test_plot_export_compare_and_report_take_the_archive(tmp_path, packed, capsys):
+    run, archive = packed
+    root = tmp_path / "reviewer"
+    code, out, _ = run_cli(capsys, "--results", str(root), "plot", str(archive))
+    assert code == 0 and f"figure: {root / 'step' / run.path.name / 'step.png'}" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "export", str(archive), "--out", str(tmp_path / "t"))
+    assert code == 0 and (tmp_path / "t" / "points.csv").is_file()
+    code, out, _ = run_cli(capsys, "--results", str(root), "compare", str(archive), str(run.path))
+    assert code == 0 and "figure:" in out
+    code, out, _ = run_cli(capsys, "--results", str(root), "report", str(archive))
+    assert code == 0 and "| step | " in (root / "report.md").read_text()
+
+
+def rewrite(archive, tmp_path, change):
+    """ARCHIVE with its members passed through CHANGE(list of (TarInfo, bytes)) -> the same."""
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else b"") for m in tar.getmembers()]
+    out = tmp_path / "bad.tar.gz"
+    with tarfile.open(out, "w:gz") as tar:
+        for info, data in change(members):
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return out
+
+
+def flipped(members):
+    return [(i, d.replace(b"bbr", b"bbx", 1) if i.name.endswith("point.json") else d) for i, d in members]
+
+
+def escaping(members):
+    info = tarfile.TarInfo(members[0][0].name.split("/")[0] + "/x/../../../evil")
+    return members + [(info, b"x")]
+
+
+def linked(members):
+    info = tarfile.TarInfo(members[0][0].name.rsplit("/", 1)[0] + "/link")
+    info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    return members + [(info, b"")]
+
+
+def no_manifest(members):
+    return [(i, d) for i, d in members if not i.name.endswith(pack.MANIFEST)]
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    (flipped, "does not match its manifest's sha256: damaged"),
+    (escaping, "is not inside EXPERIMENT/STAMP/: refused"),
+    (linked, "is a link or a device: refused"),
+    (no_manifest, "no MANIFEST.json: not made by bbrlab pack"),
+])
+def test_a_damaged_or_unsafe_archive_is_refused_in_one_line(tmp_path, packed, capsys, change, says):
+    _, archive = packed
+    bad = rewrite(archive, tmp_path, change)
+    code, out, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(bad))
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "r").exists()  # nothing written
+
+
+def test_unpacking_over_another_run_is_refused(tmp_path, packed, capsys):
+    run, archive = packed
+    root = tmp_path / "here"  # where the run itself lies
+    (run.path / "notes.txt").write_text("mine")
+    code, _, err = run_cli(capsys, "--results", str(root), "unpack", str(archive))
+    assert code == 2 and "exists and holds another run" in err
+
+
+def test_not_an_archive(tmp_path):
+    junk = tmp_path / "x.tar.gz"
+    junk.write_bytes(b"not gzip")
+    with pytest.raises(BbrlabError, match="not a bbrlab archive"):
+        pack.unpack(junk, tmp_path / "r")
