@@ -353,8 +353,9 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
             plan.schedule.schedule, _read(raw / "link-schedule.txt"), counter, startup, window_end, end,
             LINK_DELIVERY_MIN)
         out.update(traced)
-        if out.get("trace_offered_mbps"):  # the ideal is what the trace offered the flows, not its file's average
-            out["ideal_goodput_mbps"] = m.ideal_goodput_bps(out["trace_offered_mbps"] * 1e6, link.loss) / 1e6
+        offered = traced.get("trace_offered_mbps")
+        if offered:  # the ideal is what the trace offered the flows, not its file's average
+            out["ideal_goodput_mbps"] = m.ideal_goodput_bps(offered * 1e6, link.loss) / 1e6
             out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
     peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
     if peak is not None:
