@@ -118,6 +118,13 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     comparing.add_argument("--out", help="the overlay figure: .png, .svg or .pdf (default: beside run A, "
                            "results/NAME/compare-A-vs-B.png)")
     comparing.set_defaults(handler="cmd_compare")
+    shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "
+                       "(ping, iperf3, ss across the bottleneck); exit removes it all")
+    shelling.add_argument("experiment", help="name in experiments/ or path to a YAML file")
+    shelling.add_argument("--only", action="append", metavar="AXIS=VALUE", help="choose the point (repeatable)")
+    shelling.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter (repeatable)")
+    shelling.add_argument("--quick", action="store_true", help="the experiment's short profile")
+    shelling.set_defaults(handler="cmd_shell")
     packing = command("pack", help="a run as one file (spec, points with raw output, verdict, figures): "
                       "plot, report, export, compare and unpack take it elsewhere")
     packing.add_argument("run", help="the run directory (results/NAME/STAMP)")

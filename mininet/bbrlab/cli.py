@@ -22,6 +22,7 @@ from .spec.catalog import by_name, refuse_namesakes
 from .spec.datasets import FETCH, MissingData
 from .spec.selection import parse_only, select, with_action
 from .store.pack import is_archive, open_run
+from .output.style import formats
 
 EXPERIMENTS = REPO / "experiments"
 EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
@@ -249,7 +250,7 @@ def cmd_plot(args) -> int:
         if name.endswith((".yaml", ".yml")) or "/" in name:  # a file of one's own: its runs go by its name
             name = spec.load(experiment_path(name)).name
         rundir = RunDir.latest(Path(args.results), name)
-    formats = _formats(args.format)
+    chosen = formats(args.format)
     ran, today = _judging_specs(rundir)
     reasons = []
     if args.reanalyze:
@@ -266,7 +267,7 @@ def cmd_plot(args) -> int:
         reasons.append("points analyzed again from their raw files")
     first = not (rundir.path / "verdict.json").is_file()  # stopped before its end: its own first verdict
     if first:
-        verdict = summary.finish(rundir, ran, formats)
+        verdict = summary.finish(rundir, ran, chosen)
         reasons = []  # that verdict already rests on the points as they are now
     judge = ran
     if not first and summary.stale(rundir, ran):
@@ -275,11 +276,11 @@ def cmd_plot(args) -> int:
         judge = today
         reasons.append(f"with today's {today.name}.yaml")
     if reasons:
-        verdict = summary.rejudge(rundir, judge, "; ".join(reasons), formats)
+        verdict = summary.rejudge(rundir, judge, "; ".join(reasons), chosen)
     elif not first:
-        verdict = summary.redraw(rundir, ran, formats)
+        verdict = summary.redraw(rundir, ran, chosen)
     if args.kind:
-        summary.draw_kind(rundir, judge, args.kind, formats)
+        summary.draw_kind(rundir, judge, args.kind, chosen)
     return _strict_status(args, verdict)
 
 
@@ -287,31 +288,12 @@ def _plot_runs(args) -> int:
     """plot --kind KIND RUN1 RUN2 ...: the runs on one figure (output/multirun.py)."""
     from .output import multirun
 
-    if len(args.dir) < 2:
-        raise SpecError("plot --out: for several runs drawn together (plot --kind KIND RUN1 RUN2 ... --out FILE)")
-    if not args.kind:
-        raise SpecError("plot: several runs are drawn together as one plot kind: add --kind KIND "
-                        f"(one of: {', '.join(spec.PLOT_KINDS)})")
     if args.reanalyze or args.strict:
         raise SpecError(f"plot {'--reanalyze' if args.reanalyze else '--strict'}: for one run at a time")
-    out = Path(args.out) if args.out else None
-    if out is not None and out.suffix.lower().lstrip(".") not in _formats(args.format):
-        raise SpecError(f"plot --out {out}: its extension is not among --format {args.format}")
+    multirun.check(args.dir, args.kind, args.out, args.format)
     runs = [open_run(Path(d), Path(args.results)) for d in args.dir]
-    figure = multirun.draw(runs, args.kind, out, _formats(args.format))
-    print(f"figure: {figure}")
+    print(f"figure: {multirun.draw(runs, args.kind, Path(args.out) if args.out else None, formats(args.format))}")
     return 0
-
-
-def _formats(text: str) -> tuple[str, ...]:
-    """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
-    from .output.style import FORMATS
-
-    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
-    wrong = [f for f in formats if f not in FORMATS]
-    if wrong or not formats:
-        raise SpecError(f"--format {text}: give one or more of {', '.join(FORMATS)}, e.g. png,svg,pdf")
-    return formats
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
@@ -374,6 +356,16 @@ def cmd_compare(args) -> int:
     pairs = compare.matched(a, b)[0]
     if pairs:
         print(f"figure: {plots.overlay(a, b, pairs, figure)}")
+    return 0
+
+
+def cmd_shell(args) -> int:
+    from .runs import shell
+
+    exp = _load(args)
+    point = shell.the_point(exp, select(exp, parse_only(args.only)) if args.only else list(exp.points))
+    _preflight([point])
+    shell.run(point)
     return 0
 
 

@@ -14,7 +14,7 @@ from ..errors import BbrlabError
 from ..spec import experiment as spec
 from ..store.results import RunDir
 from . import plots
-from .style import variant
+from .style import formats, variant
 
 SEPARATOR = " | "  # between a run's label and its point's id in the figure's records
 
@@ -100,7 +100,21 @@ class RunSet:
         return records
 
 
-def draw(runs: list[RunDir], kind: str, out: Path | None, formats: tuple[str, ...] = ("png",)) -> Path:
+def check(dirs: list[str], kind: str | None, out: str | None, format_text: str) -> None:
+    """What `plot` needs to draw several runs together, each lack said in one line."""
+    from ..errors import SpecError
+    from .plot_kinds import PLOTS
+
+    if len(dirs) < 2:
+        raise SpecError("plot --out: for several runs drawn together (plot --kind KIND RUN1 RUN2 ... --out FILE)")
+    if not kind:
+        raise SpecError(f"plot: several runs are drawn together as one plot kind: add --kind KIND "
+                        f"(one of: {', '.join(PLOTS)})")
+    if out is not None and Path(out).suffix.lower().lstrip(".") not in formats(format_text):
+        raise SpecError(f"plot --out {out}: its extension is not among --format {format_text}")
+
+
+def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...] = ("png",)) -> Path:
     """RUNS drawn together as plot kind KIND into OUT (default: beside the first run,
     runs-KIND.png); returns the path of the first format."""
     import io
@@ -130,7 +144,7 @@ def draw(runs: list[RunDir], kind: str, out: Path | None, formats: tuple[str, ..
     fig = plots.figure(exp, together, records, verdict, kind)
     base = out or runs[0].path / f"runs-{kind}.png"
     paths = []
-    for fmt in formats:
+    for fmt in chosen:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt)
         paths.append(base.with_suffix(f".{fmt}"))

@@ -70,3 +70,14 @@ def variant(cc: str, k: int) -> str:
     name = f"{cc}@{k}"
     STYLE[name] = {"color": to_hex(shade), "marker": base["marker"], "label": base["label"]}
     return name
+
+
+def formats(text: str) -> tuple[str, ...]:
+    """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
+    from ..errors import SpecError
+
+    chosen = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    wrong = [f for f in chosen if f not in FORMATS]
+    if wrong or not chosen:
+        raise SpecError(f"--format {text}: give one or more of {', '.join(FORMATS)}, e.g. png,svg,pdf")
+    return chosen
