@@ -161,7 +161,7 @@ def cmd_suite(args) -> int:
     if args.dry_run:  # the cost, on any machine: nothing is measured
         from .runs import estimate
 
-        print("\n".join(estimate.suite_lines(exps, Path(args.results))))
+        print("\n".join(estimate.suite_lines(exps, Path(args.results), parts)))
         return 0
     _preflight(points)
     from .runs import runner
@@ -228,12 +228,17 @@ def cmd_merge(args) -> int:
 def cmd_report(args) -> int:
     from .runs import suite
 
-    named = [e for e in args.experiments if not is_archive(Path(e))]  # an archive: its run, unpacked here
-    unpacked = [open_run(Path(e), Path(args.results)).path.parent.name for e in args.experiments if e not in named]
-    chosen = (suite.load_each(list(map(experiment_path, named + unpacked))) if args.experiments
-              else suite_experiments())
-    suite.say_lacking(chosen[1], "report: leaving out")
-    print(f"report: {suite.write_report(Path(args.results), *chosen, Path(args.out) if args.out else None)}")
+    named = [e for e in args.experiments if not is_archive(Path(e))]
+    # an archive: its own run (unpacked here), judged by the spec it ran with
+    packed = [open_run(Path(e), Path(args.results)) for e in args.experiments if e not in named]
+    runs = {r.path.parent.name: r for r in packed}
+    exps, lacking = suite.load_each(list(map(experiment_path, named))) if named or not packed else ([], {})
+    if not args.experiments:
+        exps, lacking = suite_experiments()
+    exps += [spec.build(spec.load_raw(r.path / "spec.yaml"), default_name=name) for name, r in runs.items()]
+    suite.say_lacking(lacking, "report: leaving out")
+    out = Path(args.out) if args.out else None
+    print(f"report: {suite.write_report(Path(args.results), exps, lacking, out, runs)}")
     return 0
 
 

@@ -40,7 +40,8 @@ ELIDED = "..."  # a handout's "and so on" between two commands, not a command
 
 READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run",  # run: with --dry-run
              "pack", "unpack"}  # they read and write runs only: here, as shown
-LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data"}  # root and the kernel, shards, the network
+LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data",
+              "shell"}  # root and the kernel, shards, the network
 DISPATCH = {"figure5.sh", "figure6.sh", "figure8.sh", "experiment.sh", "reproduce.sh"}
 MEASURING = {"all", "bbr", "cubic"}
 EXTERNAL = {"vagrant", "ansible-playbook", "apt-get", "mkdir", "tee", "echo", "wget", "git", "export", "pip", "cp",

@@ -350,7 +350,7 @@ def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypa
     before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
     monkeypatch.setitem(sys.modules, "bbrlab.runs.runner", types.ModuleType("bbrlab.runs.runner"))  # runs nothing here
-    monkeypatch.setattr(report, "write", lambda root, exps, out=None, skipped=None: root / "report.md")
+    monkeypatch.setattr(report, "write", lambda root, exps, out=None, skipped=None, runs=None: root / "report.md")
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
     code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
     assert code == 0 and "step: done" in err and "re-judged (with today's step.yaml)" in err
@@ -509,3 +509,17 @@ def test_several_runs_refused_in_one_line(capsys, tmp_path, step_run, argv, says
     argv = [str(one.path) if a == "ONE" else str(two.path) if a == "TWO" else a for a in argv]
     code, out, err = run_cli(capsys, "plot", *argv)
     assert code == 2 and err.startswith(f"bbrlab: {says}") and len(err.strip().splitlines()) == 1, err
+
+
+def test_many_runs_get_shades_that_stay_colours():
+    from bbrlab.output import style
+
+    names = [style.variant("bbr", k) for k in range(12)]
+    assert len({style.style(n)["color"] for n in names}) >= 8  # told apart, and no error at 8 and more
+
+
+def test_suite_dry_run_counts_this_shards_points_only(capsys):
+    code, whole, _ = run_cli(capsys, "suite", "--dry-run", "--quick", "figure5", "step")
+    code, half, _ = run_cli(capsys, "suite", "--dry-run", "--quick", "--shard", "1/2", "figure5", "step")
+    count = [int(line.split()[1]) for line in half.splitlines()[:-1]]
+    assert code == 0 and sum(count) == 2 and "4 point(s)" not in half and "2 experiments" in whole

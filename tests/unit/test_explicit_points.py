@@ -43,6 +43,7 @@ def test_points_measure_what_they_set():
     ([{"rate": ["10Mbit", "20Mbit"]}], "points.0.rate: one value per point"),
     ([{"rate": "10Mbit", "rtt": "20ms"}, {"rate": "50Mbit"}], "points.1: sets link.rate, points.0 sets link.rate, link.rtt"),
     ([{"rate": "10Mbit"}, {"rate": "10Mbit"}], "points.1: the same as points.0"),
+    ([{"rate": "10Mbit"}, {"rate": "10000kbit"}], "points.1: the same as points.0"),
     ([{"cc": "reno"}], "points.0.cc: flows.0.cc is swept too"),
     ([{"rtte": "20ms"}], "points.0.rtte: unknown key (did you mean rtt?)"),
     ([{"rate": "10Mbit", "link.rate": "20Mbit"}], "points.0.link.rate: link.rate given twice in one point"),

@@ -5,6 +5,7 @@ overlapping and missing points are said; the shards' directories are left as the
 import hashlib
 import json
 import shutil
+import types
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,20 @@ def test_a_shard_whose_spec_was_edited_to_measure_otherwise_is_refused(tmp_path,
     (two.path / "spec.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     with pytest.raises(BbrlabError, match="shards of different specs are not merged"):
         merge.merge_all([one.path, two.path], tmp_path / "results")
+
+
+def test_a_gate_that_only_says_how_far_a_machine_was_calibrated_binds_no_shard_covered_further():
+    """Lazy calibration: one shard's machine measured up to 10 Mbit/s (what its points
+    needed), another's up to 100; the merged run is not judged as if 10 were a failure. A
+    real failure binds every shard."""
+    def shard(key, gate_bps, failed):
+        meta = {"calibration": {"key": key, "gate": {"rate_bps": gate_bps, "failed": failed}}}
+        return types.SimpleNamespace(meta=meta)
+
+    covered_10 = shard("a", 10e6 * (1 + 1e-9), "not calibrated above 10 Mbit/s")
+    covered_100 = shard("b", 100e6 * (1 + 1e-9), "not calibrated above 100 Mbit/s")
+    failed_50 = shard("c", 50e6, "cubic: link_delivery 0.9 < 0.98")
+    chosen, _ = merge._calibration([covered_10, covered_100])
+    assert chosen["key"] == "b"
+    chosen, why = merge._calibration([covered_10, covered_100, failed_50])
+    assert chosen["key"] == "c" and "3 machines" in why

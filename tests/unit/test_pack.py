@@ -102,7 +102,7 @@ def test_a_damaged_or_unsafe_archive_is_refused_in_one_line(tmp_path, packed, ca
 def test_unpacking_over_another_run_is_refused(tmp_path, packed, capsys):
     run, archive = packed
     root = tmp_path / "here"  # where the run itself lies
-    (run.path / "notes.txt").write_text("mine")
+    (run.path / "spec.yaml").write_text((run.path / "spec.yaml").read_text() + "# edited\n")
     code, _, err = run_cli(capsys, "--results", str(root), "unpack", str(archive))
     assert code == 2 and "exists and holds another run" in err
 
@@ -112,3 +112,39 @@ def test_not_an_archive(tmp_path):
     junk.write_bytes(b"not gzip")
     with pytest.raises(BbrlabError, match="not a bbrlab archive"):
         pack.unpack(junk, tmp_path / "r")
+
+
+def test_an_archive_stays_usable_after_plot_writes_beside_its_run(tmp_path, packed, capsys):
+    _, archive = packed
+    root = tmp_path / "reviewer"
+    assert run_cli(capsys, "--results", str(root), "plot", str(archive), "--format", "svg")[0] == 0
+    assert run_cli(capsys, "--results", str(root), "plot", "--kind", "rtt_timeseries", str(archive))[0] == 0
+    code, _, err = run_cli(capsys, "--results", str(root), "export", str(archive), "--out", str(tmp_path / "t"))
+    assert code == 0, err
+
+
+def test_a_lab_run_is_reported_from_its_archive_not_from_a_newer_run_of_its_name(tmp_path, step_run, capsys):
+    """The report on an archive is the archive's run, judged by the spec it ran, even when
+    experiments/ has no file of its name or the results root holds a newer run of it."""
+    run = step_run(tmp_path / "there")
+    spec_yaml = run.path / "spec.yaml"
+    spec_yaml.write_text(spec_yaml.read_text().replace("name: step", "name: lab9-step"))
+    assert cli.main(["plot", str(run.path)]) == 0
+    capsys.readouterr()
+    code, out, _ = run_cli(capsys, "pack", str(run.path))
+    archive = out.split("archive: ")[1].strip()
+    root = tmp_path / "reviewer"
+    code, out, err = run_cli(capsys, "--results", str(root), "report", archive)
+    assert code == 0, err
+    text = (root / "report.md").read_text()
+    assert "| lab9-step | " in text and str(root / "lab9-step") in text
+
+
+def test_an_unreadable_manifest_is_one_line(tmp_path, packed, capsys):
+    _, archive = packed
+
+    def garbled(members):
+        return [(i, b"{not json" if i.name.endswith(pack.MANIFEST) else d) for i, d in members]
+
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(rewrite(archive, tmp_path, garbled)))
+    assert code == 2 and "MANIFEST.json cannot be read: damaged" in err and len(err.strip().splitlines()) == 1

@@ -64,6 +64,7 @@ def _class_rtts(ax, cdf, rec: dict, series: dict, labelled: set) -> None:
     with a line style per class of the same CC, and one legend entry per class naming its
     CC and its median RTT (of the first repetition drawn)."""
     groups = {f"g{g['group'] + 1}": g for g in rec["metrics"].get("groups") or []}
+    where = ", ".join(f"{k}={v}" for k, v in rec["params"].items() if k != "cc")  # a sweep's point
     seen: dict[str, int] = {}
     for name, pts in series["rtt"].items():
         pts = [(t, v) for t, v in pts if t >= 0]
@@ -75,9 +76,10 @@ def _class_rtts(ax, cdf, rec: dict, series: dict, labelled: set) -> None:
         seen[group["cc"]] = seen.get(group["cc"], 0) + 1
         values = sorted(v for _, v in pts)
         label = None
-        if group["class"] not in labelled:
-            label = f"{group['class']} ({st['label']}): median RTT {percentile(values, 50):.0f} ms"
-            labelled.add(group["class"])
+        if (where, group["class"]) not in labelled:  # one entry per class and point: its first repetition's
+            label = (f"{group['class']} ({st['label']}){', ' + where if where else ''}: "
+                     f"median RTT {percentile(values, 50):.0f} ms")
+            labelled.add((where, group["class"]))
         ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], ls=ls, lw=1.0, label=label)
         cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], ls=ls, lw=1.6)
 

@@ -143,14 +143,15 @@ def _calibration_line(cal: dict | None) -> str:
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None,
-          skipped: dict[str, str] | None = None) -> Path:
+          skipped: dict[str, str] | None = None, runs: dict[str, RunDir] | None = None) -> Path:
     """Write the suite's report under ROOT (default ROOT/report.md) and return its path;
     an error, and no file, when ROOT holds no finished run. SKIPPED: {experiment: what it
-    needs that is not here} for those left out for want of data, named at the top."""
+    needs that is not here} for those left out for want of data, named at the top. RUNS:
+    {experiment: the run to report on} (an archive's), instead of its newest under ROOT."""
     out = out or root / "report.md"
     sections, rows, missing, skipped = [], [], [], dict(skipped or {})
     for exp in experiments:
-        rundir = RunDir.newest(root, exp.name, marker="verdict.json")
+        rundir = (runs or {}).get(exp.name) or RunDir.newest(root, exp.name, marker="verdict.json")
         if rundir is None:
             missing.append(exp.name)
             continue

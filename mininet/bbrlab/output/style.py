@@ -64,7 +64,7 @@ def variant(cc: str, k: int) -> str:
     from matplotlib.colors import to_hex, to_rgb
 
     base = style(cc)
-    depth = 0.45 + 0.2 * ((k - 1) // 2)  # darker or lighter, further for later runs
+    depth = (0.45, 0.65, 0.3, 0.55)[((k - 1) // 2) % 4]  # darker or lighter, by steps that stay in range
     rgb = to_rgb(base["color"])
     shade = [c * (1 - depth) for c in rgb] if k % 2 else [c + (1 - c) * depth for c in rgb]
     name = f"{cc}@{k}"

@@ -75,14 +75,16 @@ def lines(exp: Experiment, points: list[Point], root: Path, shard: dict | None =
     return [f"{len(points)} point(s), {flows / 60:.1f} min of flows; {wall_text}", goes]
 
 
-def suite_lines(exps: list[Experiment], root: Path) -> list[str]:
-    """`suite --dry-run`: each experiment's points, flows and wall time, and the sum."""
+def suite_lines(exps: list[Experiment], root: Path, parts: dict | None = None) -> list[str]:
+    """`suite --dry-run`: each experiment's points (PARTS: only this shard's, shard.record
+    per experiment), flows and wall time, and the sum."""
     out, total = [], [0.0, 0.0]
     for exp in exps:
-        low, high, _ = wall(exp, list(exp.points), root)
+        points = [p for p in exp.points if parts is None or p.id in parts[exp.name]["points"]]
+        low, high, _ = wall(exp, points, root)
         total = [total[0] + low, total[1] + high]
-        flows = sum(p.duration for p in exp.points)
-        out.append(f"{exp.name:16s} {len(exp.points):4d} point(s), {flows / 60:6.1f} min of flows, "
+        flows = sum(p.duration for p in points)
+        out.append(f"{exp.name:16s} {len(points):4d} point(s), {flows / 60:6.1f} min of flows, "
                    f"about {minutes(low, high)} wall")
     return out + [f"suite: {len(exps)} experiments, about {minutes(*total)} wall (nothing run: --dry-run)"]
 

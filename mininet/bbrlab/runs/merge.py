@@ -29,6 +29,7 @@ from .. import __version__
 from ..spec import experiment as spec
 from ..output import summary
 from ..errors import BbrlabError
+from .calibrate import NOT_CALIBRATED
 from ..store.results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json, write_atomic, write_json
 
 
@@ -123,7 +124,15 @@ def _calibration(shards: list[ShardRun]) -> tuple[dict | None, str | None]:
     if not known:
         return None, None
     keys = sorted({c.get("key") for c in known})
-    strictest = min(known, key=lambda c: (c.get("gate") or {}).get("rate_bps", float("inf")))
+
+    def rate(c: dict) -> float:
+        return (c.get("gate") or {}).get("rate_bps", float("inf"))
+
+    # a gate where the emulator failed binds every shard; one that only says how far a
+    # machine was calibrated (calibration made up to what its first run needed) binds none
+    # that another shard's calibration covers further
+    failed = [c for c in known if c.get("gate") and not str(c["gate"].get("failed", "")).startswith(NOT_CALIBRATED)]
+    strictest = min(failed, key=rate) if failed else max(known, key=rate)
     if len(keys) == 1:
         return strictest, None
     return strictest, (f"shards measured on {len(keys)} machines ({', '.join(map(str, keys))}): judged against "
@@ -210,8 +219,8 @@ def _undecided(exp: spec.Experiment, merged: RunDir, root: Path) -> bool:
     if not names:
         return False
     checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"
-    log.info(f"repeat: auto: {checks} ({'; '.join(sorted(names))}); the merged run stays resumable: on one "
-             f"testbed host, `bbrlab --results {root} run {merged.path / 'spec.yaml'}` adds their repetitions")
+    log.warning(f"repeat: auto: {checks} ({'; '.join(sorted(names))}); the merged run stays resumable: on one "
+                f"testbed host, `bbrlab --results {root} run {merged.path / 'spec.yaml'}` adds their repetitions")
     return True
 
 

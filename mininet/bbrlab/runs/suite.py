@@ -71,11 +71,12 @@ def say_missing_references(exps: list[spec.Experiment]) -> None:
 
 
 def write_report(root: Path, exps: list[spec.Experiment], lacking: dict[str, MissingData],
-                 out: Path | None = None) -> Path:
-    """The report on EXPS, naming in it those LACKING left out for want of data."""
+                 out: Path | None = None, runs: dict[str, RunDir] | None = None) -> Path:
+    """The report on EXPS, naming in it those LACKING left out for want of data; RUNS: the
+    run to report on for some of them (an archive's) instead of the newest."""
     from ..output import report  # matplotlib's figures: only when a report is written
 
-    return report.write(root, exps, out, skipped={name: exc.needs for name, exc in lacking.items()})
+    return report.write(root, exps, out, skipped={name: exc.needs for name, exc in lacking.items()}, runs=runs)
 
 
 def shards(exps: list[spec.Experiment], shard: sharding.Shard) -> dict[str, dict]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import SpecError
+from .claims import same_value
 
 EXAMPLE = "[{rate: 10Mbit, rtt: 20ms}, {rate: 50Mbit, rtt: 100ms}]"
 
@@ -66,7 +67,9 @@ def parse(raw: dict, axes: dict[str, list], resolve: Callable[[dict, str], str])
         if out and set(chosen) != set(out[0]):
             raise SpecError(f"points.{i}: sets {', '.join(sorted(chosen))}, points.0 sets "
                             f"{', '.join(sorted(out[0]))}: give every point the same keys")
-        if chosen in out:
-            raise SpecError(f"points.{i}: the same as points.{out.index(chosen)}")
+        compared = [{p: same_value(p, v) for p, v in e.items()} for e in out]
+        this = {p: same_value(p, v) for p, v in chosen.items()}
+        if this in compared:  # also 10Mbit and 10000kbit
+            raise SpecError(f"points.{i}: the same as points.{compared.index(this)}")
         out.append(chosen)
     return out

@@ -50,7 +50,11 @@ def pack(run: RunDir, out: Path | None = None) -> Path:
     target = out or run.path.with_name(run.path.name + SUFFIX)
     if not target.name.endswith(SUFFIX):
         raise BbrlabError(f"pack --out {target}: an archive's name ends in {SUFFIX}")
-    top = f"{run.path.parent.name}/{run.path.name}"
+    import yaml
+
+    named = yaml.safe_load((run.path / "spec.yaml").read_text()) or {}
+    name = named.get("name") if isinstance(named, dict) and NAME.fullmatch(str(named.get("name", ""))) else None
+    top = f"{name or run.path.parent.name}/{run.path.name}"  # the experiment it ran, wherever it was copied
     files = _files(run)
     listed = {str(p.relative_to(run.path)): {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
               for p in files}
@@ -99,13 +103,16 @@ def _read(archive: Path) -> tuple[str, dict, dict[str, bytes]]:
             contents["/".join(parts[2:])] = tar.extractfile(member).read()
     if top is None or MANIFEST not in contents:
         raise BbrlabError(f"{archive}: no {MANIFEST}: not made by bbrlab pack")
-    manifest = json.loads(contents.pop(MANIFEST))
-    listed = manifest.get("files") or {}
+    try:
+        manifest = json.loads(contents.pop(MANIFEST))
+        listed = {name: str(entry["sha256"]) for name, entry in manifest["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise BbrlabError(f"{archive}: its {MANIFEST} cannot be read: damaged") from None
     if set(listed) != set(contents):
         odd = sorted(set(listed) ^ set(contents))
         raise BbrlabError(f"{archive}: its files differ from its manifest ({', '.join(odd[:3])})")
     for name, data in contents.items():
-        if hashlib.sha256(data).hexdigest() != listed[name]["sha256"]:
+        if hashlib.sha256(data).hexdigest() != listed[name]:
             raise BbrlabError(f"{archive}: {name} does not match its manifest's sha256: damaged")
     return top, manifest, contents
 
@@ -116,7 +123,10 @@ def unpack(archive: Path, root: Path) -> RunDir:
     top, _, contents = _read(archive)
     target = root / top
     if target.exists():
-        same = {str(p.relative_to(target)): p.read_bytes() for p in _files(RunDir(target))} == contents
+        # the run unpacked before, perhaps with figures or a re-judged verdict written beside
+        # its files since: taken as it is while every file the archive holds is there unchanged
+        same = all((target / name).is_file() and (target / name).read_bytes() == data
+                   for name, data in contents.items() if not _derived(name))
         if same:
             return RunDir(target)
         raise BbrlabError(f"unpack: {target} exists and holds another run: move it, or unpack with --results "
@@ -124,6 +134,11 @@ def unpack(archive: Path, root: Path) -> RunDir:
     for name, data in sorted(contents.items()):
         write_atomic(target / name, data)
     return RunDir.open(target)
+
+
+def _derived(name: str) -> bool:
+    """Whether NAME is a file plot writes again (a figure, a verdict): not the measurement."""
+    return "/" not in name and (name.endswith((".png", ".svg", ".pdf")) or name.startswith("verdict"))
 
 
 def open_run(path: Path, root: Path) -> RunDir:
