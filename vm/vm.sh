@@ -226,23 +226,10 @@ clear_stale_domains() {
 }
 
 # ---------------------------------------------------------------- up, run, pull
-warm_libvirt() { # ask libvirt for qemu's capabilities now, in the background
-    # A libvirtd started afresh probes each qemu binary on its first domain (measured: 107 s
-    # of `vagrant up` on a fresh machine, between defining the domain and starting it);
-    # probed here, it happens while the box builds or is added, and vagrant finds it cached.
-    local t0
-    t0=$(date +%s)
-    (timeout 300 virsh -q capabilities >/dev/null 2>&1 && timeout 300 virsh -q domcapabilities --virttype qemu >/dev/null 2>&1
-     log "libvirt's qemu capabilities ready after $(($(date +%s) - t0))s (probed beside the box)") &
-    warm_pid=$!
-}
-
 do_up() {
-    local warm_pid=""
     need_root up
     step deps do_deps
     step daemons do_daemons
-    warm_libvirt
     step box do_box
     pick_driver
     local state
@@ -254,7 +241,6 @@ do_up() {
         clear_stale_domains
         step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2
     fi
-    wait "$warm_pid" || true # the capabilities probe (warm_libvirt), done long before: nothing outlives `up`
 }
 
 do_kernel() { # do_kernel debian|bbr3: boot the VM into that kernel (both are in the box)
