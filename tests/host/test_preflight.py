@@ -65,3 +65,17 @@ def test_a_missing_bbr_noagg_says_how_provisioning_builds_it():
     # this host's kernel has no tcp_bbr_noagg (the project builds it only in its VM)
     text = "\n".join(preflight.kernel_problems({"bbr_noagg"}, pacing_fq=False))
     assert "bbr_noagg" in text and "ansible role bbrnoagg" in text and "linux-headers-" in text
+
+
+@pytest.mark.parametrize("argv", [["shell", "figure5"], ["shell", "figure5", "--only", "cc=bbr"]])
+def test_shell_on_this_host_says_one_thing_and_no_traceback(argv):
+    """Without Mininet or the kernel's modules, shell refuses as run does: a point to choose,
+    or the preflight's message; Mininet is imported only where a network is built."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "mininet"))
+    proc = subprocess.run([sys.executable, "-m", "bbrlab", *argv], capture_output=True, text=True, env=env,
+                          timeout=60, cwd=REPO)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if len(argv) == 2:
+        assert proc.returncode == 2 and proc.stderr.startswith("bbrlab: shell: 2 points of figure5 are chosen")
+    elif probe_lacks():
+        assert proc.returncode == 2 and proc.stderr.startswith("bbrlab: preflight failed"), proc.stderr

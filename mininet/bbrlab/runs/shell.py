@@ -13,7 +13,6 @@ import re
 import sys
 from typing import TextIO
 
-from ..emulation.net import Testbed
 from ..emulation.topo import build_plan
 from ..errors import SpecError
 from ..spec.experiment import Experiment, Point
@@ -52,7 +51,9 @@ def banner(point: Point, plan) -> list[str]:
 
 def run(point: Point, stdin: TextIO = sys.stdin) -> None:
     """Build POINT's network, open Mininet's CLI on STDIN, tear it all down after."""
-    from mininet.cli import CLI
+    from mininet.cli import CLI  # Mininet: only where a network is built (the preflight checked it)
+
+    from ..emulation.net import Testbed
 
     plan = build_plan(point)
     with Testbed(plan) as testbed:
