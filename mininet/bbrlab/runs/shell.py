@@ -52,6 +52,7 @@ def banner(point: Point, plan) -> list[str]:
 def run(point: Point, stdin: TextIO = sys.stdin) -> None:
     """Build POINT's network, open Mininet's CLI on STDIN, tear it all down after."""
     from mininet.cli import CLI  # Mininet: only where a network is built (the preflight checked it)
+    from mininet.log import setLogLevel
 
     from ..emulation.net import Testbed
 
@@ -60,5 +61,9 @@ def run(point: Point, stdin: TextIO = sys.stdin) -> None:
         for flow in plan.flows:  # what a program without its own choice (ping, iperf3 -C) gets
             testbed.set_sysctls(flow.sender, {"net.ipv4.tcp_congestion_control": flow.cc})
         print("\n".join(banner(point, plan)), flush=True)
-        CLI(testbed.net, stdin=stdin)
+        setLogLevel("output")  # the CLI's commands print through Mininet's log at this level
+        try:
+            CLI(testbed.net, stdin=stdin)
+        finally:
+            setLogLevel("error")  # the teardown's chatter stays quiet, as in a run
     print("bbrlab shell: the network is removed", flush=True)
