@@ -482,6 +482,9 @@ def test_several_runs_are_drawn_together_each_labelled_by_how_it_differs(capsys,
     assert multirun.labels(raws, ["a", "b"]) == ["rtt=40ms", "rtt=30ms"]
     assert multirun.labels([raws[0], raws[0]], ["a", "b"]) == ["a", "b"]  # nothing differs: their folders
     assert multirun.labels([raws[0], raws[0]], ["a", "a"]) == ["a #1", "a #2"]  # one run twice
+    # a flow group's key is named by its own leaf, not by the whole list of groups
+    other = dict(raws[0], flows=[dict(raws[0]["flows"][0], cc="cubic")])
+    assert multirun.labels([raws[0], other], ["a", "b"]) == ["cc=['bbr', 'cubic']", "cc=cubic"]
     both = multirun.RunSet([one, two], ["rtt=40ms", "rtt=30ms"])
     records = both.point_records()
     assert [r["params"]["run"] for r in records] == ["rtt=40ms", "rtt=30ms"]

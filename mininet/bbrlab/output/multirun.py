@@ -19,15 +19,6 @@ from .style import formats, variant
 SEPARATOR = " | "  # between a run's label and its point's id in the figure's records
 
 
-def _flat(value, prefix: str = "") -> dict[str, object]:
-    if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for key, inner in value.items():
-            out.update(_flat(inner, f"{prefix}{key}."))
-        return out
-    return {prefix.rstrip("."): value}
-
-
 def _short(key: str) -> str:
     """link.rate -> rate, flows.0.cc -> cc: the names --set takes, where they are unique."""
     return key.split(".")[-1]
@@ -38,7 +29,7 @@ def labels(raws: list[dict], stamps: list[str]) -> list[str]:
     order the first spec gives them (claims, plot, title and notes do not count); runs
     that differ in none are told apart by their folders' names."""
     ignored = ("claims", "plot", "title", "description", "notes", "quick", "reference")
-    flats = [{k: v for k, v in _flat(raw).items() if not k.startswith(ignored)} for raw in raws]
+    flats = [{k: v for k, v in spec.flatten(raw).items() if not k.startswith(ignored)} for raw in raws]
     keys = list(dict.fromkeys(k for flat in flats for k in flat))
     differing = [k for k in keys if len({repr(flat.get(k)) for flat in flats}) > 1]
     shorts = [_short(k) for k in differing]
@@ -117,10 +108,6 @@ def check(dirs: list[str], kind: str | None, out: str | None, format_text: str) 
 def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...] = ("png",)) -> Path:
     """RUNS drawn together as plot kind KIND into OUT (default: beside the first run,
     runs-KIND.png); returns the path of the first format."""
-    import io
-
-    from ..store.results import write_atomic
-
     from .plot_kinds import PLOTS
 
     if PLOTS[kind].one_point:
@@ -143,13 +130,4 @@ def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...
                "claims": [], "cpu_bound_points": [], "link_short_points": []}
     fig = plots.figure(exp, together, records, verdict, kind)
     base = out or runs[0].path / f"runs-{kind}.png"
-    paths = []
-    for fmt in chosen:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        paths.append(base.with_suffix(f".{fmt}"))
-        write_atomic(paths[-1], buffer.getvalue())
-    from matplotlib import pyplot  # loaded by plots.figure, its backend chosen there
-
-    pyplot.close(fig)
-    return paths[0]
+    return plots.save(fig, base, chosen)

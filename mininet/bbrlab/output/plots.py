@@ -138,17 +138,21 @@ def draw(exp, rundir: RunDir, records: list[dict], verdict: dict, name: str | No
     """Render the experiment's figure (or plot kind KIND) into the run directory
     (atomically) as NAME.png (default: the experiment's name), and as NAME.svg / NAME.pdf
     when FORMATS asks; return the path of the first format."""
+    return save(figure(exp, rundir, records, verdict, kind), rundir.path / f"{name or exp.name}.png", formats)
+
+
+def save(fig, base: Path, formats: tuple[str, ...] = ("png",)) -> Path:
+    """FIG written atomically as BASE in each of FORMATS (its suffix replaced), then closed;
+    the path of the first."""
     import io
 
-    plt = _pyplot()
-    fig = figure(exp, rundir, records, verdict, kind)
     paths = []
     for fmt in formats:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt)
-        paths.append(rundir.path / f"{name or exp.name}.{fmt}")
+        paths.append(base.with_suffix(f".{fmt}"))
         write_atomic(paths[-1], buffer.getvalue())
-    plt.close(fig)
+    _pyplot().close(fig)
     return paths[0]
 
 

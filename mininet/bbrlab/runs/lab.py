@@ -117,23 +117,11 @@ class Finding:
         return f"  FAIL  {self.experiment}{where}: {self.problem}" + (f" ({self.detail})" if self.detail else "")
 
 
-def _flatten(value, prefix: str = "") -> dict[str, object]:
-    """{dotted key: leaf value} of a spec's nested mappings and lists of mappings (flows.0.cc)."""
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        value = {str(i): v for i, v in enumerate(value)}
-    if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    return {prefix: value}
-
-
 def differences(ran: dict, lab: dict) -> list[str]:
     """The measured parameters (spec.MEASURED_KEYS) in which spec RAN differs from LAB's,
     as "KEY is X, the lab's Y"."""
-    a = _flatten({k: ran[k] for k in spec.MEASURED_KEYS if k in ran})
-    b = _flatten({k: lab[k] for k in spec.MEASURED_KEYS if k in lab})
+    a = spec.flatten({k: ran[k] for k in spec.MEASURED_KEYS if k in ran})
+    b = spec.flatten({k: lab[k] for k in spec.MEASURED_KEYS if k in lab})
     return [f"{key} is {a.get(key, 'unset')}, the lab's {b.get(key, 'unset')}"
             for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 

@@ -356,6 +356,18 @@ def identity(raw: dict, name: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def flatten(value, prefix: str = "") -> dict[str, object]:
+    """{dotted key: leaf value} of a spec's nested mappings and lists of mappings (flows.0.cc)."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        value = {str(i): v for i, v in enumerate(value)}
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
 def _title(title: str, points: list[Point]) -> str:
     """TITLE with {trace} replaced by the name of the trace file the points replay (a title
     never names a trace that did not run: `--set trace=...` renames it)."""
