@@ -4,6 +4,7 @@ into a record, one sampler per host with a BBR flow; and, where this host's kern
 tcp_bbr, the program asking the kernel about a real connection over loopback."""
 
 import json
+from dataclasses import replace
 import signal
 import socket
 import struct
@@ -102,8 +103,9 @@ def test_one_sampler_per_host_that_sends_a_bbr_flow_watching_only_those(tmp_path
     def flow(fid, cc, sender, dst, port):
         return FlowPlan(fid, 0, cc, sender, "rcv1", dst, port, 0.0, 10.0, None)
     plan = SimpleNamespace(flows=(flow("f1", "bbr", "snd1", "10.0.3.2", 5201), flow("f2", "cubic", "snd1", "10.0.3.2", 5202),
-                                  flow("f3", "bbr3", "snd2", "10.0.3.2", 5203), flow("f4", "cubic", "snd3", "10.0.3.2", 5204)))
-    commands = sampling.bbr_diag_commands(plan, tmp_path, 0.5)
+                                  flow("f3", "bbr3", "snd2", "10.0.3.2", 5203), flow("f4", "cubic", "snd3", "10.0.3.2", 5204),
+                                  replace(flow("f5", "bbr", "snd4", "10.0.3.2", 5205), tool="picoquic")))
+    commands = sampling.bbr_diag_commands(plan, tmp_path, 0.5)  # not snd4: picoquic's BBR is no kernel socket
     assert [(host, log) for host, _, log in commands] == [("snd1", "bbr-snd1.log"), ("snd2", "bbr-snd2.log")]
     argv = commands[0][1]
     assert argv[:2] == [sys.executable, str(sampling.BBR_DIAG)] and argv.count("--peer") == 1

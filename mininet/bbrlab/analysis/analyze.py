@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import aqm_metrics, bbr_state, classes, fairness, fct, mathis, parsers, system_parsers, trace_metrics
+from . import aqm_metrics, bbr_state, classes, fairness, fct, mathis, parsers, quic_flows, system_parsers, trace_metrics
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
@@ -180,7 +180,7 @@ def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_by
                                  out["payload_capacity_mbps"], [g.name or f"g{i + 1}" for i, g in enumerate(point.flows)]))
     out["retransmits"] = sum(r["retransmits"] or 0 for r in flow_rows)
     out["retransmit_rate"] = m.retransmit_rate(flow_rows, PAYLOAD_BYTES)
-    out["reordering_events"] = sum(r["reord_seen"] for r in flow_rows)
+    out["reordering_events"] = sum(r["reord_seen"] or 0 for r in flow_rows)
 
 
 def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float) -> tuple[dict, dict]:
@@ -206,8 +206,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     # -- flows: receiver-side goodput over time, sender-side retransmits and ss state
     flow_rows, per_flow_series, placed = [], [], []
     total_bytes = 0
+    readers = {"iperf3": _flow, "picoquic": quic_flows.flow}  # by the flow's tool (spec.flows.TOOLS)
     for flow in plan.flows:
-        row, flow_series, tput, started = _flow(point, flow, raw, t0, launches[flow.id] - t0)
+        row, flow_series, tput, started = readers[flow.tool](point, flow, raw, t0, launches[flow.id] - t0)
         flow_rows.append(row)
         series["flows"][flow.id] = flow_series
         per_flow_series.append(tput)

@@ -47,6 +47,13 @@ def _srtts(flow_series: dict, row: dict, startup: float) -> list[float]:
     return after or [v for _, v in samples]
 
 
+def cc_key(row: dict) -> str:
+    """A flow's CC as by_cc names it: a QUIC stack's by the stack's name too (picoquic's bbr
+    is its BBRv3, never Linux's bbr), so one point can mix them without merging them."""
+    tool = row.get("tool", "iperf3")
+    return row["cc"] if tool == "iperf3" else f"{tool}-{row['cc']}"
+
+
 def per_class(rows: list[dict], flow_series: dict, group_rtts: list[float], startup: float,
               capacity_mbps: float, names: list[str] | None = None) -> dict:
     """{"groups": [...], "by_cc": {...}} from analysis's flow ROWS (id, cc, group, goodput,
@@ -65,8 +72,8 @@ def per_class(rows: list[dict], flow_series: dict, group_rtts: list[float], star
         entry.update(_class(mine, [v for r in mine for v in srtt[r["id"]]], total, capacity_mbps))
         groups.append(entry)
     by_cc = {}
-    for cc in sorted({r["cc"] for r in rows}):
-        mine = [r for r in rows if r["cc"] == cc]
+    for cc in sorted({cc_key(r) for r in rows}):
+        mine = [r for r in rows if cc_key(r) == cc]
         by_cc[cc] = _class(mine, [v for r in mine for v in srtt[r["id"]]], total, capacity_mbps)
     return {"groups": groups, "by_cc": by_cc}
 

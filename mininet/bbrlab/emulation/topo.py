@@ -61,6 +61,8 @@ class FlowPlan:
     start: float
     duration: float | None  # seconds of sending, for time-bounded flows
     size: int | None  # bytes, for size-bounded flows
+    tool: str = "iperf3"  # what sends it (spec.flows.TOOLS): its server and client (traffic/)
+    src: str = ""  # the sender's address (a picoquic client, on the receiver, connects to it)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,10 @@ class Plan:
         seen = {f.group: (f.group, f.sender, f.dst) for f in reversed(self.flows)}
         seen.update({w.group: (w.group, w.sender, w.dst) for w in self.workloads})
         return [seen[g] for g in sorted(seen)]
+
+    def tcp_flows(self) -> tuple[FlowPlan, ...]:
+        """The long flows kernel TCP carries (iperf3's), which ss and netlink can watch."""
+        return tuple(f for f in self.flows if f.tool == "iperf3")
 
     def traffic_hosts(self) -> set[str]:
         """Every host that sends or receives."""
@@ -270,9 +276,11 @@ def build_plan(point: Point) -> Plan:
 
     links: list[LinkPlan] = []
     routes: dict[str, list[tuple[str, ...]]] = {h: [] for h, _ in hosts}
+    sender_ip = {}
     index = 1
     for i, snd in enumerate(senders):
         a, b, _ = _subnet(index)
+        sender_ip[snd] = a.split("/")[0]
         r1_port = f"r1-eth{i + 1}"
         pacing_tc = (("tc", "qdisc", "replace", "dev", f"{snd}-eth0", "root", "fq"),) if point.pacing == "fq" else ()
         links.append(LinkPlan(IntfPlan(snd, f"{snd}-eth0", a, "pacing" if pacing_tc else "plain", pacing_tc),
@@ -294,7 +302,7 @@ def build_plan(point: Point) -> Plan:
     sysctls = {h: dict(point.sysctls) for h, _ in hosts}
     for router in ("r1", "r2"):
         sysctls[router]["net.ipv4.ip_forward"] = "1"
-    flows, shorts = _flow_plans(point, per_group, senders, receivers, receiver_ip)
+    flows, shorts = _flow_plans(point, per_group, senders, receivers, receiver_ip, sender_ip)
     for plan in (*flows, *shorts):  # ECN asked per group: its senders request it (receivers accept by default)
         if point.flows[plan.group].ecn:
             sysctls[plan.sender]["net.ipv4.tcp_ecn"] = "1"
@@ -333,8 +341,9 @@ def _delay_lines(point: Point, receivers: list[str], index: int, peak: float,
 
 
 def _flow_plans(point: Point, per_group: list, senders: list[str], receivers: list[str],
-                receiver_ip: dict[int, str]) -> tuple[tuple[FlowPlan, ...], tuple[WorkloadPlan, ...]]:
-    """Each group's iperf3 flows (one sender host each) or its short-flow workload (one
+                receiver_ip: dict[int, str], sender_ip: dict[str, str]
+                ) -> tuple[tuple[FlowPlan, ...], tuple[WorkloadPlan, ...]]:
+    """Each group's long flows (one sender host each) or its short-flow workload (one
     sender host for the group)."""
     link = point.link
     flows, shorts = [], []
@@ -352,7 +361,8 @@ def _flow_plans(point: Point, per_group: list, senders: list[str], receivers: li
         for i, (start, length, size) in enumerate(group_flows):
             flows.append(FlowPlan(
                 id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
-                dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size))
+                dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size,
+                tool=group.tool, src=sender_ip[senders[k]]))
             k += 1
     return tuple(flows), tuple(shorts)
 
@@ -416,7 +426,9 @@ def describe(plan: Plan) -> str:
     lines.append("flows:" if plan.flows or not plan.workloads else "flows: none of iperf3")
     for f in plan.flows:
         end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"
-        lines.append(f"  {f.id}: {f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}  start {f.start:g}s, {end}")
+        what = f"{f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}" if f.tool == "iperf3" else \
+            f"{'picoquic ' + f.cc:17s} server {f.sender} {f.src}:{f.port} -> client {f.receiver} (QUIC)"
+        lines.append(f"  {f.id}: {what}  start {f.start:g}s, {end}")
     if plan.workloads:
         lines.append("short flows (one sending program per class, one sink per receiver, many connections):")
         rate = plan.summary.get("rate_bps", 0.0)

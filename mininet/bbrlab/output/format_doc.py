@@ -75,7 +75,10 @@ KEYS: dict[str, tuple[str, str, str]] = {
            "(one axis for all of them)"),
     "flows": ("list of flow groups", REQUIRED, "who sends"),
     "flows.*.cc": ("congestion control name (`bbr`, `cubic`, ...; the list below)", "required (or `cc`)",
-                   "the group's congestion control"),
+                   "the group's congestion control (with `tool: picoquic`, picoquic's own: its `bbr` is BBRv3)"),
+    "flows.*.tool": ("`iperf3` or `picoquic`", "iperf3", "what sends the group's flows: kernel TCP through iperf3, "
+                     "or QUIC connections through picoquic's quicperf (`size` only, its own CCs: "
+                     f"{', '.join(ccs.QUIC_CCS)})"),
     "flows.*.count": ("whole number", "1", "flows in the group"),
     "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
     "flows.*.stagger": ("time", "0s", "between the starts of the group's flows"),
@@ -184,6 +187,8 @@ def _refused() -> list[str]:
          "their runs would share `results/NAME/`: `run` and `suite` refuse, `list` marks them"),
         ("a figure script's CC action (`figure5.sh bbr`) with `--only cc=` another CC, or with a `--set cc=` "
          "that leaves no cc sweep", "the action runs that CC's points; the message says which action to use"),
+        ("`tool: picoquic` with `duration` or `until`, with `ecn`, or with a CC picoquic lacks",
+         "quicperf downloads a size; tcp_ecn is TCP's; the message lists picoquic's CCs"),
         ("`points:` entries with different keys, a list as a value, a key that is also swept, two equal "
          "entries; `--set` or `quick:` on a key the points set", "each point sets the same keys once; a --set "
          "would be overwritten by every point"),

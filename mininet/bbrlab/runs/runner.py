@@ -27,6 +27,7 @@ from ..traffic.shortflow_traffic import SENDER_LEAD, ShortFlows
 from ..spec.experiment import Experiment, Point
 from ..emulation.topo import build_plan
 from ..traffic.iperf import KERNEL_SYN_RETRIES, Traffic, grace_seconds
+from ..traffic.tools import TOOLS
 
 IDLE_LEAD = 1.0  # seconds of idle-path pings before the first flow starts
 
@@ -94,7 +95,7 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     grace = grace_seconds(point.link.full_buffer_seconds(slowest), loss,
                           max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]),
                           int(point.sysctls.get("net.ipv4.tcp_syn_retries", KERNEL_SYN_RETRIES)))
-    traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace)
+    traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace, TOOLS)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
                         point.sampling.pcap, point.sampling.link_pcap)
     link_schedule = LinkSchedule(testbed, plan.schedule, raw)  # a trace's rates (schedule.py); else idle

@@ -114,8 +114,12 @@ class Point:
 
     @property
     def duration(self) -> float:
-        """Seconds from the first start to the last configured end (size flows: unknown, 0)."""
+        """Seconds from the first start to the last configured end; size flows: about the
+        time their bytes take together at the link's rate (they share it)."""
         ends = [0.0]
+        sized = [g for g in self.flows if g.workload is None and g.size is not None]
+        if sized:
+            ends.append(min(g.start for g in sized) + sum(g.size * g.count for g in sized) * 8 / self.link.rate)
         for group in self.flows:
             if group.workload is not None:
                 wl = group.workload

@@ -19,7 +19,11 @@ from .checks import check_keys as _check_keys
 from .checks import count as _count
 from ..errors import SpecError
 
-FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload", "ecn"}
+FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload", "ecn",
+             "tool"}
+# the programs a group of long flows runs: kernel TCP through iperf3, or QUIC through
+# picoquic's demo endpoint (its own congestion controls, in user space: traffic/picoquic.py)
+TOOLS = ("iperf3", "picoquic")
 # what a group of many short flows (`workload`) takes besides it: one sender sends them all
 WORKLOAD_FLOW_KEYS = {"cc", "start", "rtt", "loss", "class", "workload", "ecn"}
 
@@ -38,6 +42,7 @@ class FlowGroup:
     name: str | None = None  # the class's name in figures and reports (`class`)
     workload: workloads.Workload | None = None  # many short flows (workload.py) instead of COUNT long ones
     ecn: bool = False  # the senders ask for ECN (tcp_ecn=1), so an AQM marks instead of dropping
+    tool: str = "iperf3"  # TOOLS: what sends the flows (picoquic: QUIC connections, picoquic's own CCs)
 
 
 def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
@@ -56,7 +61,11 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
             where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
             raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
-        ccs.check(cc, f"{key}.cc" if "cc" in group or default_cc is None else "cc")
+        tool = group.get("tool", "iperf3")
+        if tool not in TOOLS:
+            raise SpecError(f"{key}.tool: expected one of {', '.join(TOOLS)}, got {tool!r}")
+        cc_key = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
+        ccs.check_quic(cc, cc_key) if tool == "picoquic" else ccs.check(cc, cc_key)
         name = group.get("class")
         if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
             raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
@@ -66,6 +75,9 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         ecn = group.get("ecn", False)
         if not isinstance(ecn, bool):
             raise SpecError(f"{key}.ecn: expected true or false, got {ecn!r}")
+        if tool == "picoquic" and ecn:
+            raise SpecError(f"{key}.ecn: not with tool: picoquic (ecn sets the hosts' tcp_ecn, which QUIC "
+                            "does not read; picoquic negotiates ECN itself)")
         if "workload" in group:
             for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
                 raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
@@ -77,6 +89,9 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         if len(ends) != 1:
             raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'}), "
                             "or a workload of short flows")
+        if tool == "picoquic" and ends != ["size"]:
+            raise SpecError(f"{key}.{ends[0]}: a picoquic connection downloads a size (quicperf has no "
+                            "duration): give size")
         flow = FlowGroup(
             cc=cc,
             count=_count(group.get("count", 1), f"{key}.count"),
@@ -86,7 +101,7 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
                       if group.get("duration") is not None else None),
             until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
             size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-            rtt=rtt, loss=loss, name=name, ecn=ecn,
+            rtt=rtt, loss=loss, name=name, ecn=ecn, tool=tool,
         )
         last_start = flow.start + (flow.count - 1) * flow.stagger
         if flow.until is not None and flow.until <= last_start:

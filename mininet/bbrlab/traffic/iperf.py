@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import log
 from ..errors import TestbedError
@@ -112,21 +113,60 @@ class FlowRun:
     files: list = field(default_factory=list)
 
 
-def wait_listening(node, port: int, deadline: float) -> None:
+def wait_listening(node, port: int, deadline: float, proto: str = "t", program: str = "iperf3") -> None:
+    """Wait until NODE has a socket listening on PORT (PROTO: ss's t for TCP, u for UDP)."""
     while time.monotonic() < deadline:
-        out = run(node, ["ss", "-H", "-l", "-t", "-n", "sport", "=", f":{port}"], check=False)
+        out = run(node, ["ss", "-H", "-l", f"-{proto}", "-n", "sport", "=", f":{port}"], check=False)
         if out.strip():
             return
         time.sleep(0.05)
-    raise TestbedError(f"[{node.name}] iperf3 server on port {port} is not listening after {LISTEN_TIMEOUT:g}s")
+    raise TestbedError(f"[{node.name}] {program} server on port {port} is not listening after {LISTEN_TIMEOUT:g}s")
+
+
+class Command(NamedTuple):
+    """A program a flow tool starts: on which host, its argv, where its output goes, and
+    in which folder it runs (None: bbrlab's own)."""
+
+    host: str
+    argv: list[str]
+    out: Path
+    cwd: Path | None = None
+
+
+class Iperf3:
+    """The default flow tool: a one-off iperf3 server (-1) on the receiver, the client on
+    the sender, each writing its JSON report (-J) into the run's raw folder."""
+
+    name = "iperf3"
+
+    def server(self, flow: FlowPlan, raw_dir: Path) -> Command:
+        return Command(flow.receiver, server_argv(flow), raw_dir / f"iperf3-{flow.id}-server.json")
+
+    def client(self, flow: FlowPlan, raw_dir: Path, interval: float, connect_timeout: float) -> Command:
+        return Command(flow.sender, client_argv(flow, interval, connect_timeout),
+                       raw_dir / f"iperf3-{flow.id}-client.json")
+
+    def listening(self, node, flow: FlowPlan, deadline: float) -> None:
+        wait_listening(node, flow.port, deadline)
+
+    def finish(self, testbed, fr: "FlowRun", raw_dir: Path) -> None:
+        """After the flows: a one-off server ends with its test."""
+        try:
+            fr.server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            fr.server.kill()
+
+
+IPERF3 = Iperf3()
 
 
 class Traffic:
     """Start servers, then clients on schedule; wait; stop whatever hangs."""
 
     def __init__(self, testbed, flows: tuple[FlowPlan, ...], events: tuple[Event, ...], raw_dir: Path,
-                 interval: float, grace: float = GRACE):
+                 interval: float, grace: float = GRACE, tools: dict | None = None):
         self.testbed = testbed
+        self.tools = tools or {IPERF3.name: IPERF3}  # flow.tool -> its servers and clients (traffic/tools.py)
         self.runs = [FlowRun(f) for f in flows]
         self.events = sorted(events, key=lambda e: e.at)
         self.raw_dir = raw_dir
@@ -136,14 +176,11 @@ class Traffic:
 
     def start_servers(self) -> None:
         for fr in self.runs:
-            node = self.testbed.node(fr.flow.receiver)
-            out = open(self.raw_dir / f"iperf3-{fr.flow.id}-server.json", "w")
-            fr.files.append(out)
-            log.command(fr.flow.receiver, server_argv(fr.flow))
-            fr.server = node.popen(server_argv(fr.flow), stdout=out, stderr=subprocess.STDOUT)
+            fr.server = self._start(self.tools[fr.flow.tool].server(fr.flow, self.raw_dir), fr)
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for fr in self.runs:
-            wait_listening(self.testbed.node(fr.flow.receiver), fr.flow.port, deadline)
+            tool = self.tools[fr.flow.tool]
+            tool.listening(self.testbed.node(tool.server(fr.flow, self.raw_dir).host), fr.flow, deadline)
 
     def run(self, t0: float) -> None:
         """Launch clients at t0 + start (t0 on the monotonic clock); fire events; wait for the end."""
@@ -168,20 +205,20 @@ class Traffic:
             time.sleep(max(0.0, min([now + 0.05] + nexts) - time.monotonic()))
         for fr in self.runs:
             if fr.server is not None:
-                try:
-                    fr.server.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    fr.server.kill()
+                self.tools[fr.flow.tool].finish(self.testbed, fr, self.raw_dir)
 
     def _launch(self, fr: FlowRun) -> None:
-        node = self.testbed.node(fr.flow.sender)
-        out = open(self.raw_dir / f"iperf3-{fr.flow.id}-client.json", "w")
-        fr.files.append(out)
-        fr.launched_at = time.time()
         # A SYN behind a full slow bottleneck waits as long as a flow's end may: same bound.
-        argv = client_argv(fr.flow, self.interval, connect_timeout=self.grace)
-        log.command(node.name, argv)
-        fr.client = node.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        command = self.tools[fr.flow.tool].client(fr.flow, self.raw_dir, self.interval, self.grace)
+        fr.launched_at = time.time()
+        fr.client = self._start(command, fr)
+
+    def _start(self, command: Command, fr: FlowRun) -> subprocess.Popen:
+        out = open(command.out, "w")
+        fr.files.append(out)
+        log.command(command.host, command.argv)
+        return self.testbed.node(command.host).popen(command.argv, stdout=out, stderr=subprocess.STDOUT,
+                                                     **({"cwd": str(command.cwd)} if command.cwd else {}))
 
     def _fire(self, event: Event, t0: float) -> None:
         # "issued" when the command starts, "at" when it has taken effect: starting a process

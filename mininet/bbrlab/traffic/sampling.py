@@ -36,8 +36,9 @@ def bbr_diag_commands(plan: Plan, raw_dir: Path, interval: float) -> list[tuple[
     """(host, argv, log file name) of ONE BBR state sampler per host that sends a BBR flow,
     watching that host's BBR flows only: points without BBR pay no CPU for it."""
     commands = []
-    for host in sorted({f.sender for f in plan.flows if f.cc.startswith("bbr")}):
-        peers = sorted(f"{f.dst}:{f.port}" for f in plan.flows if f.sender == host and f.cc.startswith("bbr"))
+    kernel_bbr = [f for f in plan.flows if f.tool == "iperf3" and f.cc.startswith("bbr")]  # a QUIC sender logs its own
+    for host in sorted({f.sender for f in kernel_bbr}):
+        peers = sorted(f"{f.dst}:{f.port}" for f in kernel_bbr if f.sender == host)
         argv = [sys.executable, str(BBR_DIAG), *(a for p in peers for a in ("--peer", p)),
                 "--interval", f"{interval:g}", "--out", str(raw_dir / bbr_diag.raw_name(host))]
         commands.append((host, argv, f"bbr-{host}.log"))
@@ -146,7 +147,8 @@ class Samplers:
             # One ping per flow group (same path) from its first sender: the RTT a packet
             # sees through the shared bottleneck queue.
             self._spawn(sender, ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
-        for flow in self.plan.flows:  # (short flows: too many and too short for ss)
+        # kernel TCP only (a QUIC sender logs its own state); short flows: too many and too short for ss
+        for flow in self.plan.tcp_flows():
             self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
                         f"ss-{flow.id}.txt")
         for host, argv, out_name in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):

@@ -1,0 +1,118 @@
+"""One QUIC connection (`tool: picoquic`): its metrics row and series, with the names and
+units of the TCP flows' (analyze.py) where the meaning is the same.
+
+- goodput: the bytes the client received over its connection's duration, as the client
+  reports them (what the post's figure 1 sorts); over time, the stream bytes the server
+  saw acknowledged per interval (picoquic_log.py), which add up to the same bytes;
+- cwnd in packets of the largest 1-RTT packet sent, smoothed RTT, pacing rate, and the
+  RTT samples themselves (`rtt_sample_ms`: the post's figure 2), from the server's qlog;
+- bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1);
+- cpu_s: the CPU seconds of the connection's server and client processes (the post tells
+  a CPU-bound stack from a control-bound one), and cpu_share: of one core, over the
+  connection's duration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import metrics as m
+from . import parsers, picoquic_log
+from ..errors import ParseError
+from ..emulation.topo import FlowPlan
+from ..spec.experiment import Point
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise ParseError(f"{path.name}: {exc.strerror}") from None
+
+
+def _bins(delivered: tuple, width: float, end: float) -> list[parsers.Interval]:
+    """DELIVERED (t, bytes), t from the connection's start, in WIDTH-second intervals up to END."""
+    count = max(1, int(end / width) + (end % width > 1e-9))
+    totals = [0] * count
+    for t, size in delivered:
+        totals[min(int(t / width), count - 1)] += size
+    out = []
+    for k, size in enumerate(totals):
+        start, stop = k * width, min((k + 1) * width, end)
+        if stop > start:
+            out.append(parsers.Interval(start=start, end=stop, bytes=size, bits_per_second=size * 8 / (stop - start),
+                                        retransmits=None, snd_cwnd=None, rtt_ms=None))
+    return out
+
+
+def _thin(points: list, step: float) -> list:
+    """At most one point per STEP seconds (the first of each), the last one kept."""
+    out, next_t = [], None
+    for t, v in points:
+        if next_t is None or t >= next_t:
+            out.append([round(t, 4), v])
+            next_t = t + step
+    if points and out[-1][0] != round(points[-1][0], 4):
+        out.append([round(points[-1][0], 4), points[-1][1]])
+    return out
+
+
+def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
+    """FLOW's row, series, goodput over time and (data start, intervals), as analyze._flow's."""
+    client = picoquic_log.parse_client(_read(raw / f"picoquic-{flow.id}-client.txt"))
+    server_text = _read(raw / f"picoquic-{flow.id}-server.txt")
+    clock = picoquic_log.parse_clock(server_text)
+    logs = sorted((raw / f"picoquic-{flow.id}").glob("*.server.qlog"))
+    if clock is None or len(logs) != 1:
+        raise ParseError(f"flow {flow.id}: expected one server qlog and its clock line, found "
+                         f"{len(logs)} qlog(s){'' if clock is not None else ' and no clock line'}")
+    qlog = picoquic_log.parse_qlog(_read(logs[0]), logs[0].name)
+    offset = qlog.reference + clock - t0  # the connection's start, in seconds after t0
+    end = max([client.seconds] + [t for t, _ in qlog.delivered])
+    intervals = _bins(qlog.delivered, point.sampling.iperf_interval, end)
+    tput = [(t + offset, bps) for t, bps in m.throughput_series(intervals)]
+    goodput = client.download_bytes * 8 / client.seconds if client.seconds > 0 else 0.0
+    try:
+        steady = m.steady_goodput_bps(intervals, point.sampling.startup)
+    except ValueError:  # a connection shorter than the startup period
+        steady = goodput
+    step = point.sampling.interval
+    mtu = qlog.mtu
+
+    def field(name: str, scale: float = 1.0, digits: int = 4) -> list:
+        return _thin([(t + offset, round(d[name] * scale, digits)) for t, d in qlog.metrics if name in d], step)
+
+    rtts = [d["latest_rtt"] / 1e3 for _, d in qlog.metrics if "latest_rtt" in d]
+    names = picoquic_log.STATE_NAMES.get(flow.cc)
+    phases, last = [], None
+    for t, state in qlog.states:
+        if names and state != last:
+            phases.append([round(t + offset, 4), names[state] if state < len(names) else f"state {state}"])
+            last = state
+    series = {
+        "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start": round(launched, 4),
+        "data_start": round(offset, 4),
+        "throughput": [[round(t, 3), round(v / 1e6, 4)] for t, v in tput],
+        "cwnd": field("cwnd", 1 / mtu, 1), "srtt_ms": field("smoothed_rtt", 1e-3, 3),
+        "rtt_sample_ms": field("latest_rtt", 1e-3, 3), "pacing_mbps": field("pacing_rate", 1e-6),
+    }
+    if phases:
+        series.update({"bbr_version": 3 if flow.cc == "bbr" else 1, "bbr_phase": phases})
+    server_cpu = picoquic_log.parse_server_cpu(server_text)
+    cpu = None if server_cpu is None or client.cpu_seconds is None else server_cpu + client.cpu_seconds
+    row = {
+        "id": flow.id, "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start_s": round(launched, 3),
+        "data_start_s": round(offset, 3), "seconds": round(client.seconds, 3), "bytes": client.download_bytes,
+        "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(steady / 1e6, 4),
+        "retransmits": qlog.retransmits, "completion_s": round(client.seconds, 3),
+        "sent_bytes": client.download_bytes, "reord_seen": None,  # QUIC's reordering: not counted here
+        "rtt_sample_p50_ms": round(m.percentile(rtts, 50), 3) if rtts else None,
+        "rtt_sample_min_ms": round(min(rtts), 3) if rtts else None,
+        "cpu_s": _maybe(cpu), "cpu_server_s": _maybe(server_cpu), "cpu_client_s": _maybe(client.cpu_seconds),
+        "cpu_share": round(cpu / client.seconds, 3) if cpu is not None and client.seconds > 0 else None,
+    }
+    return row, series, tput, (offset, intervals)
+
+
+def _maybe(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

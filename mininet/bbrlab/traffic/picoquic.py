@@ -1,0 +1,122 @@
+"""Traffic: QUIC connections through picoquic's demo endpoint (`tool: picoquic` groups).
+
+Each connection is one quicperf download (doc/quicperf.md in picoquic): the client, on
+the group's receiver, asks the server, on the connection's sender host, for the flow's
+size on one stream, so the data crosses the bottleneck in the same direction as iperf3's.
+The congestion control runs in the server's process, in user space, by picoquic's own
+name (`-G`, spec/ccs.QUIC_CCS). Per connection the raw folder keeps:
+
+- picoquic-ID-client.txt: the client's report (Download_bytes, Connection_duration_sec),
+  then the wrapper's lines: `epoch START END`, and bash's `times`, whose last line is the
+  client's user and system CPU time;
+- picoquic-ID/: the server's qlog of the connection (-q): every packet sent and received
+  with its ACK ranges, and the sender's cwnd, pacing rate, RTT samples and CC state;
+- picoquic-ID-server.txt: the server's output, then `cpu USER SYS` of its process.
+
+The server stays up after its connection ends; it is stopped once it has written the
+connection's qlog out (picoquic closes the file's JSON when it deletes the connection,
+about half a second after the client ends).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from ..emulation.topo import FlowPlan
+from .iperf import STOP_WAIT, Command, wait_listening
+
+PREFIX = "/usr/local"  # where ansible/roles/picoquic installs it
+DEMO = "picoquicdemo"
+CERTS = f"{PREFIX}/share/picoquic/certs"
+STREAM_HEADER = 397  # bytes the client posts on its stream before the server answers (picoquic's own example)
+LOG_CLOSE_WAIT = 10.0  # seconds a server gets to close its connection's log after the client ended
+# The client, wrapped so that the run keeps when it started and ended (epoch seconds) and
+# its CPU time (bash's `times`: the second line is its children's user and system time).
+CLIENT_WRAPPER = 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); echo "epoch $s $e"; times; exit $rc'
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log_dir(raw_dir: Path, flow: FlowPlan) -> Path:
+    return raw_dir / f"picoquic-{flow.id}"
+
+
+def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
+    return [DEMO, "-p", str(flow.port), "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem",
+            "-G", flow.cc, "-q", str(logs)]
+
+
+def client_argv(flow: FlowPlan) -> list[str]:
+    """The quicperf download of FLOW's size from its server (-D: nothing saved to disk)."""
+    return ["bash", "-c", CLIENT_WRAPPER, "picoquic-client",
+            DEMO, "-G", flow.cc, "-a", "perf", "-D", flow.src, str(flow.port),
+            f"=b1:*1:{STREAM_HEADER}:{flow.size};"]
+
+
+def process_cpu(pid: int) -> tuple[float, float] | None:
+    """(user, system) CPU seconds of a live process, from /proc; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+class Picoquic:
+    """`tool: picoquic`: one server per connection on its sender, the client on the receiver."""
+
+    name = "picoquic"
+
+    def server(self, flow: FlowPlan, raw_dir: Path) -> Command:
+        """It runs in its log folder: picoquicdemo keeps a token store in its working folder."""
+        logs = log_dir(raw_dir, flow)
+        logs.mkdir(parents=True, exist_ok=True)
+        return Command(flow.sender, server_argv(flow, logs.resolve()), raw_dir / f"picoquic-{flow.id}-server.txt", logs)
+
+    def client(self, flow: FlowPlan, raw_dir: Path, interval: float, connect_timeout: float) -> Command:
+        """In the same folder, for its ticket and token stores."""
+        return Command(flow.receiver, client_argv(flow), raw_dir / f"picoquic-{flow.id}-client.txt",
+                       log_dir(raw_dir, flow))
+
+    def listening(self, node, flow: FlowPlan, deadline: float) -> None:
+        wait_listening(node, flow.port, deadline, proto="u", program=DEMO)
+
+    def finish(self, testbed, fr, raw_dir: Path) -> None:
+        """After the client: wait for the server to write the connection's qlog out, note
+        the server's CPU time, and stop it."""
+        logs = log_dir(raw_dir, fr.flow)
+        deadline = time.monotonic() + LOG_CLOSE_WAIT
+        while time.monotonic() < deadline and fr.server.poll() is None and not _written(logs):
+            time.sleep(0.1)
+        cpu = process_cpu(fr.server.pid)
+        if fr.server.poll() is None:
+            fr.server.send_signal(signal.SIGINT)
+            try:
+                fr.server.wait(timeout=STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                fr.server.kill()
+                fr.server.wait()
+        for f in fr.files:
+            f.flush()
+        with open(raw_dir / f"picoquic-{fr.flow.id}-server.txt", "a") as out:
+            # the qlog's times are picoquic's monotonic clock: this line places them on the epoch
+            out.write(f"clock {time.time():.6f} {time.monotonic():.6f}\n")
+            if cpu is not None:
+                out.write(f"cpu {cpu[0]:.2f} {cpu[1]:.2f}\n")
+
+
+def _written(logs: Path) -> bool:
+    """Whether a server qlog in LOGS is complete (its JSON closed: picoquic writes the
+    trailer when the connection is deleted)."""
+    for path in logs.glob("*.server.qlog"):
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 16))
+            if f.read().rstrip().endswith(b"]}]}"):
+                return True
+    return False
+
+
+PICOQUIC = Picoquic()
