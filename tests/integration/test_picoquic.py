@@ -71,3 +71,35 @@ def test_a_quicperf_download_moves_every_byte_and_the_server_logs_bbr(tmp_path):
     assert any("smoothed_rtt" in m for m in metrics), metrics[:5]
     assert [e for e in events if e[1:3] == ["recovery", "congestion_state_updated"]], "no BBR state change logged"
     assert shutil.which("picolog_t") == f"{PREFIX}/bin/picolog_t"
+
+
+def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
+    """quic-jitter's quick profile for real: every connection downloads its whole size
+    through the emulated path; the server's qlog gives its goodput over time (adding up to
+    its bytes), RTT samples, and for picoquic's bbr its BBRv3 states from STARTUP on; CPU
+    is measured per connection; no picoquicdemo outlives the run; both figures draw."""
+    from conftest import RESULTS, bbrlab, by_point, fresh_quick, leftovers
+
+    root = RESULTS / "quic"
+    rundir = fresh_quick("quic-jitter", root)
+    points = by_point(rundir)
+    assert set(points) == {f"rtt=1ms,delay_variation={v},cc={cc}" for v in ("0ms", "2ms") for cc in ("bbr", "cubic")}
+    for name, rec in points.items():
+        rows = rec["metrics"]["flows"]
+        assert len(rows) == 4 and all(r["bytes"] == 2_000_000 and r["tool"] == "picoquic" for r in rows), rows
+        assert all(r["cpu_s"] and r["cpu_s"] > 0 and r["rtt_sample_min_ms"] for r in rows), rows
+        assert 0.5 < rec["metrics"]["goodput_mbps"] <= rec["metrics"]["link_mbps"], rec["metrics"]["goodput_mbps"]
+        series = rundir.series(rec["id"])["flows"]
+        for fid, flow in series.items():
+            placed = sum(v for _, v in flow["throughput"])  # Mbit/s per 1 s interval
+            assert flow["throughput"] and flow["rtt_sample_ms"] and flow["cwnd"], fid
+            assert placed > 0
+            if name.endswith("cc=bbr"):
+                assert flow["bbr_phase"][0][1] == "STARTUP" and len({p for _, p in flow["bbr_phase"]}) > 1, flow["bbr_phase"]
+            else:
+                assert "bbr_phase" not in flow
+        assert set(rec["metrics"]["by_cc"]) == {f"picoquic-{name.rsplit('=', 1)[1]}"}
+    assert (rundir.path / "quic-jitter.png").stat().st_size > 10_000
+    drawn = bbrlab("plot", str(rundir.path), "--kind", "quic_timeline", results=root)
+    assert drawn.returncode == 0 and (rundir.path / "quic-jitter-quic_timeline.png").is_file(), drawn.stderr
+    assert not [x for x in leftovers() if "picoquic" in x], leftovers()

@@ -104,6 +104,7 @@ def test_traffic_programs_left_in_another_namespace_are_recognized():
     sampler by their script."""
     assert net._is_traffic([b"iperf3", b"-c", b"10.0.3.2", b"-t", b"15"])
     assert net._is_traffic([b"/usr/bin/iperf3", b"-s", b"-p", b"5201"])
+    assert net._is_traffic([b"picoquicdemo", b"-p", b"5201", b"-G", b"bbr"])  # a QUIC server holds its port
     assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/traffic/shortflows.py", b"sink"])
     assert net._is_traffic([b"/usr/bin/python3", b"/vagrant/mininet/bbrlab/traffic/bbr_diag.py", b"--peer",
                             b"10.0.3.2:5201", b"--interval", b"0.5"])

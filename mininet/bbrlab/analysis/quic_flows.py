@@ -23,6 +23,9 @@ from ..emulation.topo import FlowPlan
 from ..spec.experiment import Point
 
 
+FINE = 0.1  # seconds: the bins of acked_mbps
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text()
@@ -80,11 +83,15 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
     mtu = qlog.mtu
 
     def field(name: str, scale: float = 1.0, digits: int = 4) -> list:
-        return _thin([(t + offset, round(d[name] * scale, digits)) for t, d in qlog.metrics if name in d], step)
+        """A metric picoquic logs when it changes, thinned to one value per STEP, and held to the end."""
+        points = _thin([(t + offset, round(d[name] * scale, digits)) for t, d in qlog.metrics if name in d], step)
+        if points and points[-1][0] < round(end + offset, 4):
+            points.append([round(end + offset, 4), points[-1][1]])
+        return points
 
     rtts = [d["latest_rtt"] / 1e3 for _, d in qlog.metrics if "latest_rtt" in d]
     names = picoquic_log.STATE_NAMES.get(flow.cc)
-    phases, last = [], None
+    phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP
     for t, state in qlog.states:
         if names and state != last:
             phases.append([round(t + offset, 4), names[state] if state < len(names) else f"state {state}"])
@@ -93,6 +100,9 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start": round(launched, 4),
         "data_start": round(offset, 4),
         "throughput": [[round(t, 3), round(v / 1e6, 4)] for t, v in tput],
+        # the same acknowledged bytes per 100 ms (FINE): the post's figure 2 follows them closely
+        "acked_mbps": [[round(t + offset, 3), round(v / 1e6, 4)]
+                       for t, v in m.throughput_series(_bins(qlog.delivered, FINE, end))],
         "cwnd": field("cwnd", 1 / mtu, 1), "srtt_ms": field("smoothed_rtt", 1e-3, 3),
         "rtt_sample_ms": field("latest_rtt", 1e-3, 3), "pacing_mbps": field("pacing_rate", 1e-6),
     }

@@ -38,9 +38,9 @@ def _netns_inode(pid: int) -> int | None:
 
 
 def _is_traffic(cmdline: list[bytes]) -> bool:
-    """A traffic program of a run: iperf3, a short-flow program (shortflows.py) or a BBR
-    state sampler (bbr_diag.py)."""
-    return bool(cmdline) and (Path(cmdline[0].decode(errors="replace")).name == "iperf3"
+    """A traffic program of a run: iperf3, picoquicdemo (a leftover server holds its UDP
+    port), a short-flow program (shortflows.py) or a BBR state sampler (bbr_diag.py)."""
+    return bool(cmdline) and (Path(cmdline[0].decode(errors="replace")).name in ("iperf3", "picoquicdemo")
                               or any(part.endswith(OWN_PROGRAMS) for part in cmdline[1:2]))
 
 

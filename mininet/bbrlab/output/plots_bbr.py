@@ -22,7 +22,7 @@ def bbr_flows(rundir: RunDir, records: list[dict]) -> list[tuple[dict, str, dict
     found = []
     for rec in sorted(records, key=lambda r: r["id"]):
         for fid, flow in (rundir.series(rec["id"]).get("flows") or {}).items():
-            if flow.get("bbr_phase"):
+            if flow.get("bbr_phase") and flow.get("tool", "iperf3") == "iperf3":  # the kernel's (QUIC: plots_quic)
                 found.append((rec, fid, flow))
     return found
 

@@ -1,0 +1,159 @@
+"""QUIC flows (`tool: picoquic`): the spec's checks, picoquic's output parsed (a real
+client report and server file from the testbed, tests/fixtures/picoquic; a qlog built
+here event by event, in picoquic's own layout), and one connection's row and series."""
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bbrlab.analysis import classes, picoquic_log, quic_flows
+from bbrlab.emulation.topo import FlowPlan, build_plan
+from bbrlab.errors import ParseError, SpecError
+from bbrlab.spec import experiment as spec
+from bbrlab.traffic import picoquic
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "picoquic"
+
+
+def raw(**flow) -> dict:
+    group = {"tool": "picoquic", "cc": "bbr", "count": 2, "size": "1MB", **flow}
+    return {"link": {"rate": "10Mbit", "rtt": "1ms", "buffer": "100pkt"}, "flows": [group]}
+
+
+def test_a_picoquic_group_takes_picoquics_ccs_and_sizes_only():
+    exp = spec.build(raw())
+    assert exp.points[0].flows[0].tool == "picoquic" and exp.points[0].flows[0].cc == "bbr"
+    assert exp.points[0].duration == pytest.approx(1.6)  # 2 x 1 MB at 10 Mbit/s
+    for changes, message in [({"cc": "bbr3"}, "not a congestion control picoquic offers (did you mean bbr?)"),
+                             ({"size": None, "duration": "10s"}, "flows.0.duration: a picoquic connection downloads a size"),
+                             ({"ecn": True}, "flows.0.ecn: not with tool: picoquic"),
+                             ({"tool": "quiche"}, "flows.0.tool: expected one of iperf3, picoquic")]:
+        group = {k: v for k, v in {**raw()["flows"][0], **changes}.items() if v is not None}
+        with pytest.raises(SpecError, match=re.escape(message)):
+            spec.build({**raw(), "flows": [group]})
+    with pytest.raises(SpecError, match="not a congestion control the testbed offers"):
+        spec.build({**raw(), "flows": [{"cc": "c4", "size": "1MB"}]})  # iperf3's CCs are the kernel's
+
+
+def test_the_plan_runs_the_server_on_the_sender_and_the_client_on_the_receiver():
+    plan = build_plan(spec.build(raw()).points[0])
+    f1, f2 = plan.flows
+    assert (f1.tool, f1.sender, f1.receiver) == ("picoquic", "snd1", "rcv1") and f1.src == "10.0.1.1"
+    assert plan.tcp_flows() == ()  # no ss or netlink sampler watches them
+    server = picoquic.PICOQUIC.server(f1, Path("/tmp/raw"))
+    assert server.host == "snd1" and server.argv[:3] == ["picoquicdemo", "-p", str(f1.port)]
+    assert server.argv[server.argv.index("-G") + 1] == "bbr" and "-q" in server.argv
+    client = picoquic.PICOQUIC.client(f2, Path("/tmp/raw"), 1.0, 5.0)
+    assert client.host == "rcv1" and client.argv[-3:] == [f2.src, str(f2.port), "=b1:*1:397:1000000;"]
+    assert client.cwd == Path("/tmp/raw/picoquic-f2")  # picoquicdemo's ticket and token stores
+
+
+def test_the_client_report_and_the_server_file_from_the_testbed():
+    report = picoquic_log.parse_client((FIXTURES / "client.txt").read_text())
+    assert report.download_bytes == 4_000_000 and report.seconds == pytest.approx(10.440769)
+    assert report.ended - report.started == pytest.approx(10.80, abs=0.01)
+    assert report.cpu_seconds == pytest.approx(1.323 + 0.730)  # the children's line of `times`
+    server = (FIXTURES / "server.txt").read_text()
+    assert picoquic_log.parse_server_cpu(server) == pytest.approx(2.71)
+    assert picoquic_log.parse_clock(server) == pytest.approx(1795665650.398024 - 1578.310561)
+    failed = (FIXTURES / "client.txt").read_text().replace("Client exit with code = 0", "Client exit with code = 1")
+    with pytest.raises(ParseError, match="the client failed: Client exit with code = 1"):
+        picoquic_log.parse_client(failed)
+    with pytest.raises(ParseError, match="no `epoch` line"):
+        picoquic_log.parse_client("Client exit with code = 0\n")
+
+
+def _sent(t, pn, stream):
+    frames = [{"frame_type": "stream", "id": 0, "offset": 0, "length": stream}] if stream else [{"frame_type": "ping"}]
+    header = {"packet_size": stream + 30, "packet_number": pn}
+    return [t, "transport", "packet_sent", {"packet_type": "1RTT", "header": header, "frames": frames}]
+
+
+def _ack(t, *ranges):
+    return [t, "transport", "packet_received", {"packet_type": "1RTT", "header": {"packet_size": 40, "packet_number": 9},
+                                                "frames": [{"frame_type": "ack", "acked_ranges": [list(r) for r in ranges]}]}]
+
+
+def qlog(events) -> str:
+    return json.dumps({"qlog_version": "draft-00", "traces": [{
+        "configuration": {"time_units": "us"}, "common_fields": {"reference_time": "5000000"}, "events": events}]})
+
+
+EVENTS = [
+    [0, "transport", "packet_sent", {"packet_type": "initial", "header": {"packet_size": 1200, "packet_number": 0},
+                                     "frames": [{"frame_type": "crypto", "offset": 0, "length": 300}]}],
+    _sent(1000, 0, 1000), _sent(1000, 1, 1000), _sent(1000, 2, 1000), _sent(1000, 3, 0),
+    [1500, "recovery", "metrics_updated", {"cwnd": 14400, "pacing_rate": 8000000, "latest_rtt": 900}],
+    _ack(2000, (0, 0)),
+    _ack(3000, (2, 3), (0, 0)),  # packet 1 lost: a hole; 0 acknowledged again
+    [3100, "recovery", "congestion_state_updated", {"old": "0", "new": "65541", "cc_param": 1}],  # PROBE_BW_UP
+    _sent(3200, 4, 1000),
+    _ack(500000, (2, 4), (0, 0)),  # 4 is new
+    [500100, "recovery", "metrics_updated", {"smoothed_rtt": 1100, "latest_rtt": 1300}],
+    [600000, "info", "message", {"message": "Closed. Retrans= 1, spurious= 0, max sp gap = 0"}],
+]
+
+
+def test_the_qlog_gives_each_acknowledged_stream_byte_once_and_the_ccs_state():
+    log = picoquic_log.parse_qlog(qlog(EVENTS), "x.server.qlog")
+    assert log.reference == 5.0 and log.mtu == 1030
+    assert log.delivered == ((0.002, 1000), (0.003, 1000), (0.5, 1000))  # not packet 1, nor 0 twice
+    assert log.states == ((0.0031, 5),) and log.retransmits == 1
+    assert [d for _, d in log.metrics][0] == {"cwnd": 14400, "pacing_rate": 8000000, "latest_rtt": 900}
+    with pytest.raises(ParseError, match="not a complete qlog"):
+        picoquic_log.parse_qlog(qlog(EVENTS)[:-40], "x.server.qlog")  # the server stopped before writing it out
+    with pytest.raises(ParseError, match="no 1-RTT packet sent"):
+        picoquic_log.parse_qlog(qlog(EVENTS[:1]), "x.server.qlog")
+
+
+def test_newly_acked_ranges_stay_merged():
+    acked: list = []
+    assert picoquic_log._newly_acked(acked, 0, 5) == [(0, 5)]
+    assert picoquic_log._newly_acked(acked, 8, 9) == [(8, 9)] and acked == [[0, 5], [8, 9]]
+    assert picoquic_log._newly_acked(acked, 0, 12) == [(6, 7), (10, 12)] and acked == [[0, 12]]
+    assert picoquic_log._newly_acked(acked, 3, 4) == []
+
+
+def test_one_connection_row_and_series(tmp_path):
+    point = spec.build(raw(cc="bbr", count=1)).points[0]
+    point = replace(point, sampling=replace(point.sampling, interval=0.02, iperf_interval=0.25, startup=0.0))
+    (flow,) = build_plan(point).flows
+    (tmp_path / "picoquic-f1").mkdir()
+    (tmp_path / "picoquic-f1" / "abc.server.qlog").write_text(qlog(EVENTS))
+    client = (FIXTURES / "client.txt").read_text().replace("Download_bytes: 4000000", "Download_bytes: 3000") \
+        .replace("Connection_duration_sec: 10.440769", "Connection_duration_sec: 0.6")
+    (tmp_path / "picoquic-f1-client.txt").write_text(client)
+    (tmp_path / "picoquic-f1-server.txt").write_text("clock 1000.5 2.5\ncpu 0.40 0.10\n")  # epoch = monotonic + 998
+    t0 = 1000.0  # the connection started at monotonic 5.0 = epoch 1003.0: 3 s after t0
+    row, series, tput, (offset, intervals) = quic_flows.flow(point, flow, tmp_path, t0, 2.9)
+    assert offset == pytest.approx(3.0) and row["data_start_s"] == 3.0 and row["start_s"] == 2.9
+    assert row["bytes"] == 3000 and row["goodput_mbps"] == pytest.approx(3000 * 8 / 0.6 / 1e6, abs=1e-4)
+    assert sum(iv.bytes for iv in intervals) == 3000  # the acknowledged stream bytes over time add up
+    assert row["retransmits"] == 1 and row["rtt_sample_p50_ms"] == pytest.approx(1.1) and row["rtt_sample_min_ms"] == 0.9
+    assert row["cpu_server_s"] == 0.5 and row["cpu_s"] == pytest.approx(0.5 + 2.053) and row["tool"] == "picoquic"
+    assert series["bbr_phase"] == [[3.0, "STARTUP"], [3.0031, "PROBE_BW_UP"]] and series["bbr_version"] == 3
+    assert series["cwnd"][0] == [3.0015, pytest.approx(14400 / 1030, abs=0.1)]
+    assert series["pacing_mbps"] == [[3.0015, 8.0], [3.6, 8.0]]  # held to the connection's end
+    assert classes.cc_key(row) == "picoquic-bbr" and classes.cc_key({"cc": "bbr"}) == "bbr"
+    (tmp_path / "picoquic-f1-server.txt").write_text("cpu 0.40 0.10\n")
+    with pytest.raises(ParseError, match="no clock line"):
+        quic_flows.flow(point, flow, tmp_path, t0, 2.9)
+
+
+def test_the_server_qlog_counts_as_written_once_its_json_is_closed(tmp_path):
+    assert not picoquic._written(tmp_path)
+    (tmp_path / "a.server.qlog").write_text(qlog(EVENTS)[:-4])
+    assert not picoquic._written(tmp_path)
+    (tmp_path / "a.server.qlog").write_text(qlog(EVENTS) + "\n")
+    assert picoquic._written(tmp_path)
+
+
+def test_a_plan_without_picoquic_is_unchanged():
+    plan = build_plan(spec.build({"link": {"rate": "10Mbit", "rtt": "10ms", "buffer": "100pkt"},
+                                  "flows": [{"cc": "bbr", "duration": "5s"}]}).points[0])
+    assert plan.tcp_flows() == plan.flows and plan.flows[0].tool == "iperf3"
+    assert isinstance(SimpleNamespace, type) and FlowPlan.__dataclass_fields__["tool"].default == "iperf3"
