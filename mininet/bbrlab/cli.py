@@ -55,9 +55,11 @@ def _preflight(points: list[spec.Point]) -> None:
     """Check this machine for exactly what POINTS need: their CCs, fq pacing, tcpdump."""
     from .emulation import preflight
 
-    preflight.check({g.cc for p in points for g in p.flows}, pacing_fq=any(p.pacing == "fq" for p in points),
+    preflight.check({g.cc for p in points for g in p.flows if g.tool == "iperf3"},
+                    pacing_fq=any(p.pacing == "fq" for p in points),
                     pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points),
-                    aqms={p.link.aqm.kind for p in points} - {"fifo"})
+                    aqms={p.link.aqm.kind for p in points} - {"fifo"},
+                    quic=any(g.tool == "picoquic" for p in points for g in p.flows))
 
 
 def cmd_list(args) -> int:

@@ -79,3 +79,14 @@ def test_shell_on_this_host_says_one_thing_and_no_traceback(argv):
         assert proc.returncode == 2 and proc.stderr.startswith("bbrlab: shell: 2 points of figure5 are chosen")
     elif probe_lacks():
         assert proc.returncode == 2 and proc.stderr.startswith("bbrlab: preflight failed"), proc.stderr
+
+
+def test_a_quic_experiment_without_picoquicdemo_says_how_provisioning_builds_it():
+    """This host has no picoquicdemo (the project builds it into the testbed's box): a run
+    of quic-jitter names it and the role that builds it, beside what the kernel lacks."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "mininet"), PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+    proc = subprocess.run([sys.executable, "-m", "bbrlab", "--results", "/nonexistent/bbrlab", "run", "quic-jitter",
+                           "--quick"], capture_output=True, text=True, env=env, timeout=60, cwd=REPO)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("bbrlab: preflight failed"), proc.stderr
+    assert "picoquicdemo is missing" in proc.stderr and "ansible role picoquic" in proc.stderr, proc.stderr

@@ -48,6 +48,11 @@ BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 p
              "vm/build-kernel.sh builds its packages, which install on any Debian 12 host)")
 
 
+QUIC_HINT = ("picoquicdemo is missing (a `tool: picoquic` flow group runs it): provisioning builds picoquic "
+             "and picotls at pinned commits (ansible role picoquic: sudo ./setup.sh, or vagrant provision; the "
+             "testbed box has it built in)")
+
+
 def kernel_line() -> str:
     """The kernel and the BBRs it offers, by name and module (`bbrlab preflight`)."""
     bbrs = {"bbr": "Linux's BBR v1", "bbr3": "BBRv3", "bbr_noagg": "BBR v1 without the ACK-aggregation allowance"}
@@ -127,7 +132,7 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: s
 
 
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,
-          aqms: set[str] = frozenset()) -> None:
+          aqms: set[str] = frozenset(), quic: bool = False) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
@@ -136,6 +141,8 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool
     absent = sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
     if absent:
         problems.append(f"missing programs; install with: apt-get install {' '.join(absent)}")
+    if quic and shutil.which("picoquicdemo") is None:
+        problems.append(QUIC_HINT)
     mods = sorted({pkg for mod, pkg in MODULES.items() if importlib.util.find_spec(mod) is None})
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..verdicts import claims, references
 from ..store import metadata
-from . import report_field, report_links, summary
+from . import report_field, report_links, report_quic, summary
 from ..errors import BbrlabError
 from ..spec.datasets import MissingData
 from ..store.results import RunDir, read_json, write_atomic
@@ -119,6 +119,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     lines += _reference_table(exp, records)
     lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
     lines += report_links.aggregation_table(exp, records) + report_links.jitter_table(exp, records)
+    lines += report_quic.quic_table(exp, records)
     lines += report_field.fct_table(records)  # short flows: FCT and slowdown per class
     if notes:
         lines += ["", "Where this testbed differs from the paper:", ""] + [f"- {n}" for n in notes]
