@@ -19,6 +19,7 @@ rate at once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -224,9 +225,15 @@ def table(cal: dict) -> list[str]:
     return lines
 
 
+@functools.lru_cache(maxsize=1)
+def _fidelity():
+    """The fidelity experiment as written (read once: ensure asks for its rates and times)."""
+    return spec.load(EXPERIMENT)
+
+
 def fidelity_rates() -> list[float]:
     """The rates the fidelity experiment measures, lowest first (bit/s)."""
-    return sorted({p.link.rate for p in spec.load(EXPERIMENT).points})
+    return sorted({p.link.rate for p in _fidelity().points})
 
 
 def rates_needed(top_bps: float | None, rates: list[float]) -> list[float]:
@@ -317,6 +324,5 @@ def ensure(root: Path, top_bps: float | None = None) -> dict:
 
 def _minutes(rates: list[float]) -> str:
     """The expected time of measuring RATES: each point's flows plus about 10 s around them."""
-    exp = spec.load(EXPERIMENT)
-    seconds = sum(p.duration + 10 for p in exp.points if round(p.link.rate) in {round(r) for r in rates})
+    seconds = sum(p.duration + 10 for p in _fidelity().points if round(p.link.rate) in {round(r) for r in rates})
     return f"{max(1, round(seconds / 60))}"
