@@ -118,6 +118,20 @@ def test_newly_acked_ranges_stay_merged():
     assert picoquic_log._newly_acked(acked, 3, 4) == []
 
 
+# picoquic's performance log (performance_log.c): its header, and a server's line
+PERF = ("Log_v, PQ_v, Duration, Sent, Received, Mpbs_S, Mbps_R, QUIC_v, ALPN, CNX_ID, T64, is_client, pkt_recv, "
+        "trains_s, t_short, tb_cwin, tb_pacing, tb_others, pkt_sent, retrans., spurious, ccalgo, cc_state\n"
+        "1, 1.1.52.0, 0.600000, 3000, 397, 0.040000, 0.005293, 0x1, perf, 0x7893fa45957a9307, 1795665639, 0, 54, "
+        "400, 10, 20, 300, 5, 718, 1, 0, {ccalgo}, 65541\n")
+
+
+def test_the_performance_log_names_the_cc_that_ran():
+    row = picoquic_log.parse_perflog(PERF.format(ccalgo=7))
+    assert row["cc"] == "bbr1" and row["trains_s"] == 400 and row["Duration"] == 0.6 and row["ALPN"] == "perf"
+    with pytest.raises(ParseError, match="no connection line"):
+        picoquic_log.parse_perflog(PERF.splitlines()[0])
+
+
 def test_one_connection_row_and_series(tmp_path):
     point = spec.build(raw(cc="bbr", count=1)).points[0]
     point = replace(point, sampling=replace(point.sampling, interval=0.02, iperf_interval=0.25, startup=0.0))
@@ -128,6 +142,7 @@ def test_one_connection_row_and_series(tmp_path):
         .replace("Connection_duration_sec: 10.440769", "Connection_duration_sec: 0.6")
     (tmp_path / "picoquic-f1-client.txt").write_text(client)
     (tmp_path / "picoquic-f1-server.txt").write_text("clock 1000.5 2.5\ncpu 0.40 0.10\n")  # epoch = monotonic + 998
+    (tmp_path / "picoquic-f1" / "perf.csv").write_text(PERF.format(ccalgo=5))
     t0 = 1000.0  # the connection started at monotonic 5.0 = epoch 1003.0: 3 s after t0
     row, series, tput, (offset, intervals) = quic_flows.flow(point, flow, tmp_path, t0, 2.9)
     assert offset == pytest.approx(3.0) and row["data_start_s"] == 3.0 and row["start_s"] == 2.9
@@ -139,6 +154,11 @@ def test_one_connection_row_and_series(tmp_path):
     assert series["cwnd"][0] == [3.0015, pytest.approx(14400 / 1030, abs=0.1)]
     assert series["pacing_mbps"] == [[3.0015, 8.0], [3.6, 8.0]]  # held to the connection's end
     assert classes.cc_key(row) == "picoquic-bbr" and classes.cc_key({"cc": "bbr"}) == "bbr"
+    assert row["cc_ran"] == "bbr" and row["pacing_limited_share"] == 0.75 and row["cwnd_limited_share"] == 0.05
+    (tmp_path / "picoquic-f1" / "perf.csv").write_text(PERF.format(ccalgo=2))
+    with pytest.raises(ParseError, match="picoquic's server ran cubic, not bbr"):
+        quic_flows.flow(point, flow, tmp_path, t0, 2.9)
+    (tmp_path / "picoquic-f1" / "perf.csv").write_text(PERF.format(ccalgo=5))
     (tmp_path / "picoquic-f1-server.txt").write_text("cpu 0.40 0.10\n")
     with pytest.raises(ParseError, match="no clock line"):
         quic_flows.flow(point, flow, tmp_path, t0, 2.9)
@@ -149,6 +169,8 @@ def test_the_server_qlog_counts_as_written_once_its_json_is_closed(tmp_path):
     (tmp_path / "a.server.qlog").write_text(qlog(EVENTS)[:-4])
     assert not picoquic._written(tmp_path)
     (tmp_path / "a.server.qlog").write_text(qlog(EVENTS) + "\n")
+    assert not picoquic._written(tmp_path)  # and the performance log's line
+    (tmp_path / "perf.csv").write_text(PERF.format(ccalgo=5))
     assert picoquic._written(tmp_path)
 
 

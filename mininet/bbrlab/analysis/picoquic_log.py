@@ -24,6 +24,8 @@ BBR_STATES = ("STARTUP", "DRAIN", "PROBE_BW_DOWN", "PROBE_BW_CRUISE", "PROBE_BW_
               "PROBE_RTT", "STARTUP_LONG_RTT", "STARTUP_RESUME")
 BBR1_STATES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "STARTUP_LONG_RTT")
 STATE_NAMES = {"bbr": BBR_STATES, "bbr1": BBR1_STATES}
+# picoquic's congestion_algorithm_number (picoquic_internal.h; c4.c), as its performance log gives it
+CC_NUMBERS = {1: "newreno", 2: "cubic", 3: "dcubic", 4: "fast", 5: "bbr", 6: "prague", 7: "bbr1", 8: "c4"}
 
 
 @dataclass(frozen=True)
@@ -163,3 +165,26 @@ def _newly_acked(acked: list[list[int]], low: int, high: int) -> list[tuple[int,
                 merged.append([a, b])
         acked[:] = merged
     return new
+
+
+def parse_perflog(text: str) -> dict:
+    """The server's performance log (-F; picoquic's performance_log.c): a header line of
+    column names, then one line per connection. Returns the last connection's columns as
+    numbers where they are, with `cc` the name of the CC that ran (from `ccalgo`)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        raise ParseError("the server's performance log has no connection line (it writes one when the connection closes)")
+    names = [n.strip() for n in lines[0].split(",")]
+    values = [v.strip() for v in lines[-1].split(",")]
+    if len(values) != len(names):
+        raise ParseError(f"the server's performance log: {len(values)} values under {len(names)} columns")
+    row: dict = {}
+    for name, value in zip(names, values):
+        try:
+            row[name] = float(value) if "." in value else int(value)
+        except ValueError:
+            row[name] = value
+    if "ccalgo" not in row:
+        raise ParseError("the server's performance log has no ccalgo column")
+    row["cc"] = CC_NUMBERS.get(row["ccalgo"], f"algorithm {row['ccalgo']}")
+    return row

@@ -9,7 +9,9 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
 - bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1);
 - cpu_s: the CPU seconds of the connection's server and client processes (the post tells
   a CPU-bound stack from a control-bound one), and cpu_share: of one core, over the
-  connection's duration.
+  connection's duration;
+- from the server's performance log: the CC that ran (checked against the one asked for),
+  and the shares of its packet trains that pacing, or the cwnd, held back.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         raise ParseError(f"flow {flow.id}: expected one server qlog and its clock line, found "
                          f"{len(logs)} qlog(s){'' if clock is not None else ' and no clock line'}")
     qlog = picoquic_log.parse_qlog(_read(logs[0]), logs[0].name)
+    perf = picoquic_log.parse_perflog(_read(raw / f"picoquic-{flow.id}" / "perf.csv"))
+    if perf["cc"] != flow.cc:  # read back from picoquic's own log: the CC that really ran
+        raise ParseError(f"flow {flow.id}: picoquic's server ran {perf['cc']}, not {flow.cc}")
     offset = qlog.reference + clock - t0  # the connection's start, in seconds after t0
     end = max([client.seconds] + [t for t, _ in qlog.delivered])
     intervals = _bins(qlog.delivered, point.sampling.iperf_interval, end)
@@ -120,9 +125,18 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         "rtt_sample_min_ms": round(min(rtts), 3) if rtts else None,
         "cpu_s": _maybe(cpu), "cpu_server_s": _maybe(server_cpu), "cpu_client_s": _maybe(client.cpu_seconds),
         "cpu_share": round(cpu / client.seconds, 3) if cpu is not None and client.seconds > 0 else None,
+        "cc_ran": perf["cc"],  # as picoquic's performance log names it
+        # the post's diagnosis: a connection pacing-limited rather than cwnd-limited
+        "pacing_limited_share": _share(perf.get("tb_pacing"), perf.get("trains_s")),
+        "cwnd_limited_share": _share(perf.get("tb_cwin"), perf.get("trains_s")),
     }
     return row, series, tput, (offset, intervals)
 
 
 def _maybe(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def _share(part, whole) -> float | None:
+    """PART / WHOLE of picoquic's packet-train counters, None when it lacks them."""
+    return round(part / whole, 4) if isinstance(part, int) and isinstance(whole, int) and whole > 0 else None

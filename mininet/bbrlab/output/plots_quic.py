@@ -89,7 +89,7 @@ def quic_timeline(plt, exp, rundir: RunDir, records: list[dict]):
         rate_ax.legend(fontsize=8, loc="upper right")
         rate_ax.set_title(f"{rec['id']}\nconnection {fid}: {_label(flow['cc'])}", fontsize=9)
         rtt_ax.plot(*_xy(flow.get("rtt_sample_ms") or [], start), ls="none", marker=".", ms=3, color=st["color"],
-                    label="RTT samples")
+                    label="RTT samples (the first of each sampling interval)")
         rtt_ax.plot(*_xy(flow.get("srtt_ms") or [], start), color="black", lw=1.0, label="smoothed RTT")
         rtt_ax.set_yscale("log")
         rtt_ax.set_ylabel("RTT (ms, log)")

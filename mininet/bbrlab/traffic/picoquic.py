@@ -10,7 +10,9 @@ name (`-G`, spec/ccs.QUIC_CCS). Per connection the raw folder keeps:
   then the wrapper's lines: `epoch START END`, and bash's `times`, whose last line is the
   client's user and system CPU time;
 - picoquic-ID/: the server's qlog of the connection (-q): every packet sent and received
-  with its ACK ranges, and the sender's cwnd, pacing rate, RTT samples and CC state;
+  with its ACK ranges, and the sender's cwnd, pacing rate, RTT samples and CC state; and
+  its performance log (-F, perf.csv): the CC that ran, and how often pacing or the cwnd
+  held its packet trains back;
 - picoquic-ID-server.txt: the server's output, then `cpu USER SYS` of its process.
 
 The server stays up after its connection ends; it is stopped once it has written the
@@ -32,6 +34,7 @@ from .iperf import STOP_WAIT, Command, wait_listening
 PREFIX = "/usr/local"  # where ansible/roles/picoquic installs it
 DEMO = "picoquicdemo"
 CERTS = f"{PREFIX}/share/picoquic/certs"
+PERF_LOG = "perf.csv"  # the server's performance log, in the connection's log folder
 STREAM_HEADER = 397  # bytes the client posts on its stream before the server answers (picoquic's own example)
 LOG_CLOSE_WAIT = 10.0  # seconds a server gets to close its connection's log after the client ended
 # The client, wrapped so that the run keeps when it started and ended (epoch seconds) and
@@ -45,8 +48,10 @@ def log_dir(raw_dir: Path, flow: FlowPlan) -> Path:
 
 
 def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
+    """The server, with its connection's qlog (-q) and its performance log (-F: a CSV line
+    per connection when it closes, which names the CC that ran)."""
     return [DEMO, "-p", str(flow.port), "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem",
-            "-G", flow.cc, "-q", str(logs)]
+            "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG)]
 
 
 def client_argv(flow: FlowPlan) -> list[str]:
@@ -109,8 +114,11 @@ class Picoquic:
 
 
 def _written(logs: Path) -> bool:
-    """Whether a server qlog in LOGS is complete (its JSON closed: picoquic writes the
-    trailer when the connection is deleted)."""
+    """Whether the server's logs in LOGS are complete: its performance log has its line, and
+    its qlog's JSON is closed (picoquic writes both when it deletes the connection)."""
+    perf = logs / PERF_LOG
+    if not perf.is_file() or len(perf.read_text().splitlines()) < 2:
+        return False
     for path in logs.glob("*.server.qlog"):
         with open(path, "rb") as f:
             f.seek(max(0, path.stat().st_size - 16))
