@@ -475,3 +475,18 @@ def test_repeat_auto_can_be_set_from_the_command_line_and_is_part_of_the_identit
 ])
 def test_bad_repeat_names_the_key(repeat, message):
     assert error({**base(), "repeat": repeat}).startswith(message)
+
+
+def test_where_bounds_read_the_delay_variation_in_its_unit_and_refuse_a_word_axis():
+    raw = with_(**{"link.delay_variation": ["0ms", "2ms", "4ms"], "link.shaper": ["netem", "htb"]})
+    raw["claims"] = [{"id": "a", "text": "t", "metric": "goodput_mbps", "where": {"delay_variation": {"min": "2ms"}},
+                      "min": 1}]
+    from bbrlab.spec import claim_points
+
+    exp = spec.build(raw)  # 2ms and 4ms are selected: read as durations, not compared as text
+    assert {p.params["delay_variation"] for (p,) in claim_points.selected(exp.claims[0], exp.points)} == {"2ms", "4ms"}
+    raw["claims"][0]["where"] = {"shaper": {"min": 1}}
+    exp = spec.build(raw)
+    with pytest.raises(SpecError, match="where.shaper: min and max compare numbers, and shaper takes values like "
+                                        "'netem': list the values instead"):
+        claim_points.check(exp.claims, exp.points)

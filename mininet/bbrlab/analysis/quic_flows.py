@@ -72,8 +72,10 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         raise ParseError(f"flow {flow.id}: expected one server qlog and its clock line, found "
                          f"{len(logs)} qlog(s){'' if clock is not None else ' and no clock line'}")
     qlog = picoquic_log.parse_qlog(_read(logs[0]), logs[0].name)
-    perf = picoquic_log.parse_perflog(_read(raw / f"picoquic-{flow.id}" / "perf.csv"))
-    if perf["cc"] != flow.cc:  # read back from picoquic's own log: the CC that really ran
+    perf_log = raw / f"picoquic-{flow.id}" / "perf.csv"
+    # (runs made before the server kept its performance log have none: nothing to read back)
+    perf = picoquic_log.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
+    if perf["cc"] not in (flow.cc, None):  # read back from picoquic's own log: the CC that really ran
         raise ParseError(f"flow {flow.id}: picoquic's server ran {perf['cc']}, not {flow.cc}")
     offset = qlog.reference + clock - t0  # the connection's start, in seconds after t0
     end = max([client.seconds] + [t for t, _ in qlog.delivered])
@@ -119,7 +121,8 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         "id": flow.id, "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start_s": round(launched, 3),
         "data_start_s": round(offset, 3), "seconds": round(client.seconds, 3), "bytes": client.download_bytes,
         "goodput_mbps": round(goodput / 1e6, 4), "steady_goodput_mbps": round(steady / 1e6, 4),
-        "retransmits": qlog.retransmits, "completion_s": round(client.seconds, 3),
+        # picoquic's count of retransmissions: its performance log's, else its closing message's
+        "retransmits": perf.get("retrans.", qlog.retransmits), "completion_s": round(client.seconds, 3),
         "sent_bytes": client.download_bytes, "reord_seen": None,  # QUIC's reordering: not counted here
         "rtt_sample_p50_ms": round(m.percentile(rtts, 50), 3) if rtts else None,
         "rtt_sample_min_ms": round(min(rtts), 3) if rtts else None,

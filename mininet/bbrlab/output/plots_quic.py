@@ -57,6 +57,7 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             if j == 0:
                 ax.set_ylabel("rate (Mbit/s)")
     axes[0, 0].legend(fontsize=8, loc="upper left")
+    fig.subplots_adjust(hspace=0.45)
     return fig
 
 

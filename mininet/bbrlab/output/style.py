@@ -9,7 +9,7 @@ FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's
 STYLE = {
     "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
     "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},
-    "bbr3": {"color": "#e6550d", "marker": "p", "label": "BBRv3"},
+    "bbr3": {"color": "#6a3d9a", "marker": "p", "label": "BBRv3"},
     "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
     "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
     "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},

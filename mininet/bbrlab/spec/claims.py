@@ -29,7 +29,7 @@ def _bdps(value: Any, key: str) -> float:
 
 # What a claim compares as numbers (sweep parameters and the buffer in BDPs), with their parsers.
 NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration,
-                  "buffer_bdp": _bdps}
+                  "delay_variation": units.duration, "buffer_bdp": _bdps}
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,9 @@ def matches(fact: dict, where: dict) -> bool:
         have = fact[key]
         parse = NUMERIC_PARAMS.get(key)
         if isinstance(want, dict):
+            if not isinstance(have, (int, float)):
+                raise SpecError(f"where.{key}: min and max compare numbers, and {key} takes values like "
+                                f"{have!r}: list the values instead")
             for bound, limit in want.items():
                 limit = parse(limit, f"where.{key}.{bound}") if parse else limit
                 if bound == "min" and not have >= limit - 1e-12:
