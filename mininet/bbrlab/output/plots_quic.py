@@ -55,7 +55,7 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             if i == len(rtts) - 1:
                 ax.set_xlabel("connection (sorted by rate)")
             if j == 0:
-                ax.set_ylabel("rate (Mbit/s)")
+                ax.set_ylabel("bytes / duration (Mbit/s)")
     axes[0, 0].legend(fontsize=8, loc="upper left")
     fig.subplots_adjust(hspace=0.45)
     return fig

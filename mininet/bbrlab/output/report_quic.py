@@ -1,4 +1,4 @@
-"""The report's table for QUIC connections (quic_rates figures: quic-jitter), with the
+"""The report's table for runs of QUIC connections (quic-jitter, quic-unlimited), with the
 numbers of the post it follows beside the measured ones. Reads records only.
 
 Per base RTT and delay variation, per CC: the connections' mean, lowest and highest rate
@@ -28,7 +28,7 @@ def _cell(value: float | None, digits: int = 2) -> str:
 
 
 def quic_table(exp, records: list[dict]) -> list[str]:
-    if exp.plot_kind != "quic_rates" or not records:
+    if not any(f.get("tool") == "picoquic" for r in records for f in r["flow_plan"]):
         return []
     rows: dict = {}
     for group in claims_mod.grid_points(records):
