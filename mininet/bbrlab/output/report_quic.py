@@ -28,7 +28,7 @@ def _cell(value: float | None, digits: int = 2) -> str:
 
 
 def quic_table(exp, records: list[dict]) -> list[str]:
-    if not any(f.get("tool") == "picoquic" for r in records for f in r["flow_plan"]):
+    if not any(f.get("tool") == "picoquic" for r in records for f in r.get("flow_plan") or ()):
         return []
     rows: dict = {}
     for group in claims_mod.grid_points(records):
