@@ -185,15 +185,16 @@ def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
     from bbrlab.output import report_quic
 
     def record(cc, rates, bound=False):
-        flows = [{"goodput_mbps": r, "cpu_s": 1.0, "rtt_sample_p50_ms": 30.0 + i} for i, r in enumerate(rates)]
+        flows = [{"goodput_mbps": r, "cpu_s": 1.0, "rtt_sample_p50_ms": 30.0 + i,
+                  "pacing_limited_share": 0.5 if cc == "bbr" else None} for i, r in enumerate(rates)]
         return {"params": {"rtt": "10ms", "delay_variation": "1ms", "cc": cc},
                 "link": {"rtt": 0.01, "delay_variation": 0.001}, "flow_plan": [{"cc": cc, "tool": "picoquic"}],
                 "metrics": {"flows": flows, "goodput_mbps": sum(rates), "duration_s": 10.0, "cpu_bound": bound}}
 
     lines = report_quic.quic_table(None, [record("bbr", [1.5, 1.6, 1.4, 1.5]), record("cubic", [2.0, 3.0, 2.5, 2.5], True)])
     assert report_quic.POST in lines and "bbr / cubic mean rate" in lines[5]
-    assert lines[-1] == ("| 10 | 1 | 1.50 (1.40-1.60) | 6.00 | 32.0 | 0.40 | 2.50 (2.00-3.00) | 10.00 | 32.0 | 0.40 "
-                         "| 0.60 | yes |")
+    assert lines[-1] == ("| 10 | 1 | 1.50 (1.40-1.60) | 6.00 | 32.0 | 0.40 | 0.50 | 2.50 (2.00-3.00) | 10.00 | 32.0 "
+                         "| 0.40 | – | 0.60 | yes |")
     tcp = record("bbr", [1.0])
     tcp["flow_plan"][0]["tool"] = "iperf3"
     assert report_quic.quic_table(None, [tcp]) == []  # kernel TCP's runs have their own tables

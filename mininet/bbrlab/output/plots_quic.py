@@ -30,11 +30,14 @@ def _style(cc: str) -> dict:
 
 
 def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | None = None):
+    from matplotlib.ticker import MaxNLocator
+
     rtts = sorted({r["link"]["rtt"] for r in records})
     variations = sorted({r["link"]["delay_variation"] for r in records})
-    fig, axes = plt.subplots(len(rtts), len(variations), figsize=(2.9 * len(variations) + 1.2, max(6.0, 2.7 * len(rtts) + 1.5)),
-                             sharey=True, squeeze=False)
-    top = max(r["metrics"]["link_mbps"] for r in records)
+    size = (max(8.0, 2.9 * len(variations) + 1.2), max(7.0, 2.7 * len(rtts) + 1.5))
+    fig, axes = plt.subplots(len(rtts), len(variations), figsize=size, sharey=True, squeeze=False)
+    # up to the fastest connection (the link's rate would flatten CPU-bound connections to nothing)
+    top = 1.25 * max(f["goodput_mbps"] for r in records for f in r["metrics"]["flows"])
     for i, rtt in enumerate(rtts):
         for j, var in enumerate(variations):
             ax = axes[i, j]
@@ -51,6 +54,7 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             ax.set_title(f"RTT {rtt * 1e3:g} ms, variation {var * 1e3:g} ms" + (", CPU-bound" if cpu else ""),
                          fontsize=8.5, color="firebrick" if cpu else "black")
             ax.set_ylim(0, top)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.grid(alpha=0.3)
             if i == len(rtts) - 1:
                 ax.set_xlabel("connection (sorted by rate)")

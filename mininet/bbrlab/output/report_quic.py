@@ -3,8 +3,9 @@ numbers of the post it follows beside the measured ones. Reads records only.
 
 Per base RTT and delay variation, per CC: the connections' mean, lowest and highest rate
 (bytes over duration, as the post's figure 1), the point's total goodput, the median of
-the connections' median RTT samples, and the CPU the connections used (in cores: their
-server and client processes over the point's duration); the BBR / CUBIC ratio of mean
+the connections' median RTT samples, the CPU the connections used (in cores: their
+server and client processes over the point's duration), and the share of their packet
+trains that pacing held back (picoquic's performance log; the post's diagnosis); the BBR / CUBIC ratio of mean
 rates; and whether the point was CPU-bound (then no finding is read from the row).
 """
 
@@ -23,6 +24,11 @@ def _median(values: list) -> float | None:
     return values[len(values) // 2] if values else None
 
 
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
 def _cell(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -39,7 +45,7 @@ def quic_table(exp, records: list[dict]) -> list[str]:
     head = ["base RTT (ms)", "variation (ms)"]
     for cc in ccs:
         head += [f"{cc}: rate mean (min-max, Mbit/s)", f"{cc}: total (Mbit/s)", f"{cc}: RTT sample p50 (ms)",
-                 f"{cc}: CPU (cores)"]
+                 f"{cc}: CPU (cores)", f"{cc}: trains held by pacing"]
     pair = {"bbr", "cubic"} <= set(ccs)
     head += (["bbr / cubic mean rate"] if pair else []) + ["CPU-bound"]
     lines = ["", POST, "", "Measured here: per connection, its bytes over its duration; means over repetitions:", "",
@@ -56,7 +62,8 @@ def quic_table(exp, records: list[dict]) -> list[str]:
             cells += [f"{_cell(means[cc])} ({_cell(min(rates))}-{_cell(max(rates))})" if rates else "–",
                       _cell(sum(r["metrics"]["goodput_mbps"] for r in group) / len(group) if group else None),
                       _cell(_median([f.get("rtt_sample_p50_ms") for r in group for f in r["metrics"]["flows"]]), 1),
-                      _cell(sum(cpu) / len(cpu) if cpu else None)]
+                      _cell(sum(cpu) / len(cpu) if cpu else None),
+                      _cell(_mean([f.get("pacing_limited_share") for r in group for f in r["metrics"]["flows"]]))]
         if pair:
             cells.append(_cell(means["bbr"] / means["cubic"]) if means.get("bbr") and means.get("cubic") else "–")
         lines.append("| " + " | ".join(cells + ["yes" if bound else "no"]) + " |")
