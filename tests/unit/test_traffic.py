@@ -84,3 +84,33 @@ def test_hosts_retry_a_lost_syn_long_enough_for_the_heaviest_loss_swept():
     # at 50% loss the kernel's 6 retries fail a connection once in 128 (seen in bw-sweep)
     retries = int(spec.DEFAULT_SYSCTLS["net.ipv4.tcp_syn_retries"])
     assert 0.5 ** (retries + 1) <= traffic.HANG_ODDS
+
+
+def test_a_server_that_never_listens_fails_the_point_with_its_own_last_words(tmp_path):
+    """As picoquicdemo does when its port is taken: it prints why and exits; the point's
+    error carries that line and its exit status (the output stays in raw/)."""
+    from types import SimpleNamespace
+
+    from bbrlab.emulation.topo import FlowPlan
+    from bbrlab.errors import TestbedError
+
+    class Dies:
+        name = "picoquic"
+
+        def server(self, flow, raw_dir):
+            argv = [sys.executable, "-c", "print('Starting server on port 5201'); print('Server exit, ret = 0x41b');"
+                    "raise SystemExit(27)"]
+            return traffic.Command("snd1", argv, raw_dir / "server.txt")
+
+        def listening(self, node, flow, deadline):
+            time.sleep(0.5)
+            raise TestbedError("[snd1] picoquicdemo server on port 5201 is not listening after 10s")
+
+    node = SimpleNamespace(name="snd1", popen=lambda argv, **kw: subprocess.Popen(argv, **kw))
+    flow = FlowPlan("f1", 0, "bbr", "snd1", "rcv1", "10.0.3.2", 5201, 0.0, None, 1000, tool="picoquic")
+    run = traffic.Traffic(SimpleNamespace(node=lambda name: node), (flow,), (), tmp_path, 1.0, tools={"picoquic": Dies()})
+    with pytest.raises(TestbedError) as caught:
+        run.start_servers()
+    assert str(caught.value) == ("[snd1] picoquicdemo server on port 5201 is not listening after 10s; it exited with "
+                                 "status 27, its last words: 'Server exit, ret = 0x41b'")
+    run.stop()

@@ -123,6 +123,20 @@ def wait_listening(node, port: int, deadline: float, proto: str = "t", program: 
     raise TestbedError(f"[{node.name}] {program} server on port {port} is not listening after {LISTEN_TIMEOUT:g}s")
 
 
+def server_said(proc: subprocess.Popen, out: Path, files: list) -> str:
+    """What a server that never listened said: whether it exited (and how), and the last
+    line of its own output (kept in OUT, in the point's raw folder), for the point's error."""
+    for f in files:
+        f.flush()
+    status = proc.poll()
+    try:
+        lines = [line.strip() for line in out.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    said = f"; it exited with status {status}" if status is not None else "; it is still running"
+    return said + (f", its last words: {lines[-1]!r}" if lines else ", having written nothing")
+
+
 class Command(NamedTuple):
     """A program a flow tool starts: on which host, its argv, where its output goes, and
     in which folder it runs (None: bbrlab's own)."""
@@ -180,7 +194,11 @@ class Traffic:
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for fr in self.runs:
             tool = self.tools[fr.flow.tool]
-            tool.listening(self.testbed.node(tool.server(fr.flow, self.raw_dir).host), fr.flow, deadline)
+            command = tool.server(fr.flow, self.raw_dir)
+            try:
+                tool.listening(self.testbed.node(command.host), fr.flow, deadline)
+            except TestbedError as exc:
+                raise TestbedError(f"{exc}{server_said(fr.server, command.out, fr.files)}") from None
 
     def run(self, t0: float) -> None:
         """Launch clients at t0 + start (t0 on the monotonic clock); fire events; wait for the end."""
