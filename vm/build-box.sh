@@ -131,6 +131,9 @@ if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
 fi
 hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
     ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
+# A box with the BBRv3 kernel is cached beside the one without it, so switching
+# BBRLAB_BBR3_KERNEL back and forth rebuilds neither.
+[[ -z $bbr3_kernel ]] || box_prefix+=-bbr3
 box_file=$cache/boxes/$box_prefix-$hash.box
 
 box_is_current() {
@@ -413,9 +416,11 @@ else
         timed "the BBRv3 kernel build" "$here/build-kernel.sh" >&2 ||
             die "the BBRv3 kernel did not build (above); without BBRLAB_BBR3_KERNEL=1 the box has Debian's kernel only"
     fi
-    ls "$cache/boxes/$box_prefix"-*.box >/dev/null 2>&1 && log "inputs changed: rebuilding"
+    # this variant's earlier boxes: the prefix and a 16-digit hash, nothing between
+    hash_glob=$(printf '[0-9a-f]%.0s' {1..16})
+    compgen -G "$cache/boxes/$box_prefix-$hash_glob.box" >/dev/null && log "inputs changed: rebuilding"
     build_box
-    find "$cache/boxes" -name "$box_prefix-*.box" ! -name "$box_prefix-$hash.box" -delete
+    find "$cache/boxes" -name "$box_prefix-$hash_glob.box" ! -name "$box_prefix-$hash.box" -delete
 fi
 
 if [[ $action == no-add ]]; then

@@ -13,11 +13,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from bbrlab.emulation.topo import FlowPlan
+from bbrlab.emulation.topo import FlowPlan, Plan
 from bbrlab.traffic import bbr_diag, sampling
 
 MBIT_BYTES = 125_000  # 1 Mbit/s in bytes/s, the kernel's unit for rates
@@ -102,16 +101,19 @@ def test_a_socket_of_the_dump_becomes_one_record():
 def test_one_sampler_per_host_that_sends_a_bbr_flow_watching_only_those(tmp_path):
     def flow(fid, cc, sender, dst, port):
         return FlowPlan(fid, 0, cc, sender, "rcv1", dst, port, 0.0, 10.0, None)
-    plan = SimpleNamespace(flows=(flow("f1", "bbr", "snd1", "10.0.3.2", 5201), flow("f2", "cubic", "snd1", "10.0.3.2", 5202),
-                                  flow("f3", "bbr3", "snd2", "10.0.3.2", 5203), flow("f4", "cubic", "snd3", "10.0.3.2", 5204),
-                                  replace(flow("f5", "bbr", "snd4", "10.0.3.2", 5205), tool="picoquic")))
+
+    def plan_of(flows):
+        return Plan(hosts=(), links=(), routes={}, sysctls={}, flows=flows, events=(), bottleneck=None)
+    plan = plan_of((flow("f1", "bbr", "snd1", "10.0.3.2", 5201), flow("f2", "cubic", "snd1", "10.0.3.2", 5202),
+                    flow("f3", "bbr3", "snd2", "10.0.3.2", 5203), flow("f4", "cubic", "snd3", "10.0.3.2", 5204),
+                    replace(flow("f5", "bbr", "snd4", "10.0.3.2", 5205), tool="picoquic")))
     commands = sampling.bbr_diag_commands(plan, tmp_path, 0.5)  # not snd4: picoquic's BBR is no kernel socket
     assert [(host, log) for host, _, log in commands] == [("snd1", "bbr-snd1.log"), ("snd2", "bbr-snd2.log")]
     argv = commands[0][1]
     assert argv[:2] == [sys.executable, str(sampling.BBR_DIAG)] and argv.count("--peer") == 1
     assert argv[argv.index("--peer") + 1] == "10.0.3.2:5201" and argv[argv.index("--interval") + 1] == "0.5"
     assert argv[argv.index("--out") + 1] == str(tmp_path / "bbr-snd1.jsonl")
-    assert sampling.bbr_diag_commands(SimpleNamespace(flows=plan.flows[1::3]), tmp_path, 0.5) == []  # no BBR
+    assert sampling.bbr_diag_commands(plan_of(plan.flows[1::3]), tmp_path, 0.5) == []  # no BBR
 
 
 # ---------------------------------------------------------------- live, over this host's loopback

@@ -198,3 +198,22 @@ def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
     tcp = record("bbr", [1.0])
     tcp["flow_plan"][0]["tool"] = "iperf3"
     assert report_quic.quic_table(None, [tcp]) == []  # kernel TCP's runs have their own tables
+
+
+def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from bbrlab.output import plots_quic
+
+    def record(tool, cc, rates):
+        return {"id": f"{tool}-{cc}", "params": {"cc": cc, "tool": tool}, "link": {"rtt": 0.001, "delay_variation": 0.002},
+                "flow_plan": [{"cc": cc, "tool": tool}], "metrics": {"flows": [{"goodput_mbps": r} for r in rates]}}
+
+    records = [record("picoquic", "bbr", [1.0, 2.0]), record("iperf3", "bbr", [2.0, 2.5]), record("iperf3", "bbr3", [2.2])]
+    fig = plots_quic.quic_rates(plt, None, None, records)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["picoquic bbr (BBRv3)", "Linux bbr (BBR v1)", "Linux bbr3 (BBRv3)"]
+    colours = [line.get_color() for line in fig.axes[0].get_lines()]
+    assert colours[0] == colours[2] != colours[1]  # v3's colour for both BBRv3s, never v1's
+    plt.close(fig)

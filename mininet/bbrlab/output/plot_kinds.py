@@ -54,8 +54,8 @@ PLOTS = {kind.name: kind for kind in (
              plots_fct.fct_cdf, ("shortflows",)),
     PlotKind("bbr_state", "per BBR flow over time: its phase (v3's own; v1's from its pacing gain), cwnd and "
              "inflight_hi (packets), smoothed RTT; v1 and v3 in their own colours", plots_bbr.bbr_state, ("flows",)),
-    PlotKind("quic_rates", "QUIC connections: each one's rate, sorted, per CC; a panel per base RTT and delay "
-             "variation (Huitema 2024, figure 1)", plots_quic.quic_rates, marks_untrusted=True),
+    PlotKind("quic_rates", "Each connection's rate (QUIC's or TCP's), sorted, per CC; a panel per base RTT "
+             "and delay variation (Huitema 2024, figure 1)", plots_quic.quic_rates, marks_untrusted=True),
     PlotKind("quic_timeline", "one QUIC connection per point over 4 s: pacing rate and throughput, RTT samples, "
              "BBR's state (Huitema 2024, figure 2)", plots_quic.quic_timeline, ("flows",)),
 )}

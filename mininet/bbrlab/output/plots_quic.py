@@ -2,7 +2,8 @@
 low-RTT jitter; registered in plot_kinds.PLOTS.
 
 quic_rates: the post's figure 1. Each connection's rate (its bytes over its duration),
-sorted, one line per congestion control; one panel per base RTT (rows) and delay
+sorted, one line per congestion control (picoquic's, or kernel TCP's for iperf3 flows, as
+quic-jitter-tcp runs quic-jitter's points); one panel per base RTT (rows) and delay
 variation (columns). A panel whose points were CPU-bound says so in its title.
 
 quic_timeline: the post's figure 2. For the first connection of each point drawn (up to
@@ -20,13 +21,15 @@ WINDOW = 4.0  # seconds of one connection in quic_timeline, as in the post's fig
 MAX_POINTS = 4
 
 
-def _label(cc: str) -> str:
+def _label(cc: str, tool: str = "picoquic") -> str:
+    if tool != "picoquic":  # kernel TCP: bbr is Linux's v1, bbr3 its BBRv3
+        return f"Linux {cc}" + (" (BBR v1)" if cc == "bbr" else " (BBRv3)" if cc == "bbr3" else "")
     return f"picoquic {cc}" + (" (BBRv3)" if cc == "bbr" else " (BBRv1)" if cc == "bbr1" else "")
 
 
-def _style(cc: str) -> dict:
+def _style(cc: str, tool: str = "picoquic") -> dict:
     """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's."""
-    return style({"bbr": "bbr3", "bbr1": "bbr"}.get(cc, cc))
+    return style({"bbr": "bbr3", "bbr1": "bbr"}.get(cc, cc) if tool == "picoquic" else cc)
 
 
 def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | None = None):
@@ -44,12 +47,12 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             recs = [r for r in records if r["link"]["rtt"] == rtt and r["link"]["delay_variation"] == var]
             cpu = False
             for group in claims_mod.grid_points(recs):
-                cc = group[0]["flow_plan"][0]["cc"]
-                st = _style(cc)
+                cc, tool = (group[0]["flow_plan"][0].get(k, "iperf3") for k in ("cc", "tool"))
+                st = _style(cc, tool)
                 for k, rec in enumerate(group):
                     rates = sorted(f["goodput_mbps"] for f in rec["metrics"]["flows"])
                     ax.plot(range(1, len(rates) + 1), rates, color=st["color"], marker=st["marker"], lw=1.3,
-                            ms=4, alpha=1.0 if k == 0 else 0.5, label=_label(cc) if k == 0 else None)
+                            ms=4, alpha=1.0 if k == 0 else 0.5, label=_label(cc, tool) if k == 0 else None)
                     cpu = cpu or bool(rec["metrics"].get("cpu_bound")) or claims_mod.point_name(rec) in (untrusted or ())
             ax.set_title(f"RTT {rtt * 1e3:g} ms, variation {var * 1e3:g} ms" + (", CPU-bound" if cpu else ""),
                          fontsize=8.5, color="firebrick" if cpu else "black")

@@ -14,22 +14,17 @@ from pathlib import Path
 from ..verdicts import claims, references
 from ..store import metadata
 from . import report_field, report_links, report_quic, summary
+from .cells import cell
 from ..errors import BbrlabError
 from ..spec.datasets import MissingData
 from ..store.results import RunDir, read_json, write_atomic
 from ..spec.experiment import Experiment, build, load_raw
 
 
-def _cell(value, digits: int = 2) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 # What BBR's model believed, from ss, beside its goodput:
 # (metric, column, cell format, what the column means, printed under a table that has it).
 MODEL_COLUMNS = (
-    ("bbr_bw_p50_mbps", "{}'s own bandwidth estimate", _cell,
+    ("bbr_bw_p50_mbps", "{}'s own bandwidth estimate", cell,
      "The own bandwidth estimate is BBR's max-filtered delivery rate as `ss` reports it "
      "(median after startup): far above the goodput, the emulator carried less than BBR "
      "measured; near it, BBR's model itself was low."),
@@ -75,10 +70,10 @@ def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
         cells = []
         for n in names:
             key = (n, round(loss, 6))
-            cells.append(_cell(ours.get(key)))
-            cells += [_cell(None) if model[metric].get(key) is None else fmt(model[metric][key])
+            cells.append(cell(ours.get(key)))
+            cells += [cell(None) if model[metric].get(key) is None else fmt(model[metric][key])
                       for metric, _, fmt, _ in shown[n]]
-            cells.append(_cell(refs[n].get(loss)))
+            cells.append(cell(refs[n].get(loss)))
         lines.append(f"| {loss:g} | " + " | ".join(cells) + " |")
     for metric, _, _, meaning in MODEL_COLUMNS:
         if model[metric]:
@@ -105,10 +100,10 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
              f"{system.get('virtualization')}",
              f"- {_calibration_line(meta.get('calibration'))}",
-             f"- wall time {_cell(over.get('wall_seconds'), 0)} s for {_cell(over.get('configured_flow_seconds'), 0)}"
-             f" s of flows (overhead ratio {_cell(over.get('ratio'))}); per point, mean: setup "
-             f"{_cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
-             f"{_cell(over.get('run_beyond_flows_seconds_mean'))} s, analysis {_cell(over.get('analysis_seconds_mean'))} s",
+             f"- wall time {cell(over.get('wall_seconds'), 0)} s for {cell(over.get('configured_flow_seconds'), 0)}"
+             f" s of flows (overhead ratio {cell(over.get('ratio'))}); per point, mean: setup "
+             f"{cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
+             f"{cell(over.get('run_beyond_flows_seconds_mean'))} s, analysis {cell(over.get('analysis_seconds_mean'))} s",
              "", "```", *claims.verdict_lines(verdict, why=False), "```"]
     if verdict.get("why"):
         lines += ["", f"Why {verdict['verdict']}: " + "; ".join(verdict["why"]) + "."]
@@ -139,8 +134,8 @@ def _calibration_line(cal: dict | None) -> str:
     beyond = f"; beyond: {gate['failed']}" if gate.get("failed") else ""
     timer = cal.get("timer") or {}
     return (f"calibration {cal.get('key')} ({cal.get('created')}): shaper {cal.get('shaper')}, {reach}{beyond}; "
-            f"timer lateness p99 {_cell(timer.get('p99_us'), 0)} us; idle-path RTT error "
-            f"{_cell(cal.get('idle_rtt_error_ms'))} ms")
+            f"timer lateness p99 {cell(timer.get('p99_us'), 0)} us; idle-path RTT error "
+            f"{cell(cal.get('idle_rtt_error_ms'))} ms")
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None,
@@ -172,7 +167,7 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None,
             f"Written {time.strftime('%Y-%m-%d %H:%M:%S %z')} from the latest run of each experiment under "
             f"`{root}`.", "",
             "| experiment | verdict | points | wall time (s) | overhead ratio |", "|---|---|---|---|---|"]
-    head += [f"| {r['name']} | {r['verdict']} | {r['points']} | {_cell(r['wall'], 0)} | {_cell(r['ratio'])} |"
+    head += [f"| {r['name']} | {r['verdict']} | {r['points']} | {cell(r['wall'], 0)} | {cell(r['ratio'])} |"
              for r in rows]
     if missing:
         head += ["", "Not run yet: " + ", ".join(missing) + "."]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..analysis import ware
 from ..verdicts import references
+from .cells import cell, mean
 from .plots_field import class_shares
 
 
@@ -55,15 +56,6 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
     return lines + (["", f"Not compared with {source}: {apart}."] if apart else [])
 
 
-def _mean(values: list) -> float | None:
-    values = [v for v in values if isinstance(v, (int, float))]
-    return sum(values) / len(values) if values else None
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
 FCT_COLUMNS = (("FCT p50 (ms)", "fct_p50_ms", 0), ("FCT ≤ 3 MB p50 (ms)", None, 0),
                ("slowdown p50", "slowdown_p50", 2), ("p95", "slowdown_p95", 2), ("p99", "slowdown_p99", 2),
                ("> 3 MB, Mbit/s (p50)", "tput_over3m_p50_mbps", 2))
@@ -92,7 +84,7 @@ def fct_table(records: list[dict]) -> list[str]:
             cells = [point_name(group[0]), reps[0]["class"], reps[0]["cc"],
                      f"{sum(e['flows_completed'] for e in reps)} of {sum(e['flows_planned'] for e in reps)}"]
             for _, key, digits in FCT_COLUMNS:
-                cells.append(_num(_mean([_small_fct(e) if key is None else e.get(key) for e in reps]), digits))
+                cells.append(cell(mean([_small_fct(e) if key is None else e.get(key) for e in reps]), digits))
             rows.append("| " + " | ".join(cells) + " |")
     if not rows:
         return []

@@ -11,16 +11,8 @@ emulator's own RTT noise (then no finding is read from the row).
 from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
+from .cells import cell, mean
 from .plots_links import slot_on, noise_floor_ms
-
-
-def _mean(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
-
-
-def _cell(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
 
 
 def _rows(records: list[dict], key) -> dict:
@@ -43,11 +35,11 @@ def aggregation_table(exp, records: list[dict]) -> list[str]:
     lines = ["", "Goodput after startup and median RTT, mean over repetitions:", "",
              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for (on, rtt), by_cc in sorted(rows.items()):
-        good = {cc: _mean([m.get("steady_goodput_mbps") for m in by_cc.get(cc, [])]) for cc in ccs}
-        rtts = {cc: _mean([m.get("steady_rtt_p50_ms") for m in by_cc.get(cc, [])]) for cc in ccs}
-        cells = [on, f"{rtt * 1e3:g}"] + [_cell(good[cc]) for cc in ccs] + [_cell(rtts[cc]) for cc in ccs]
+        good = {cc: mean([m.get("steady_goodput_mbps") for m in by_cc.get(cc, [])]) for cc in ccs}
+        rtts = {cc: mean([m.get("steady_rtt_p50_ms") for m in by_cc.get(cc, [])]) for cc in ccs}
+        cells = [on, f"{rtt * 1e3:g}"] + [cell(good[cc], 1) for cc in ccs] + [cell(rtts[cc], 1) for cc in ccs]
         if {"bbr", "bbr_noagg"} <= set(ccs):
-            cells.append(_cell(good["bbr"] / good["bbr_noagg"], 2) if good["bbr"] and good["bbr_noagg"] else "–")
+            cells.append(cell(good["bbr"] / good["bbr_noagg"], 2) if good["bbr"] and good["bbr_noagg"] else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -67,9 +59,9 @@ def jitter_table(exp, records: list[dict]) -> list[str]:
         floor = noise_floor_ms([r for r in records if r["link"]["rtt"] == rtt])
         smallest = min((m["idle_rtt_min_ms"] for m in every if m.get("idle_rtt_min_ms") is not None), default=None)
         swamped = "–" if floor is None or not variation else ("yes" if variation * 1e3 <= floor else "no")
-        cells = [f"{rtt * 1e3:g}", f"{variation * 1e3:g}", _cell(smallest, 2),
-                 _cell(variation * 1e3 / smallest, 2) if smallest else "–"]
-        cells += [_cell(_mean([m.get("steady_goodput_mbps") for m in by_cc.get(cc, [])])) for cc in ccs]
+        cells = [f"{rtt * 1e3:g}", f"{variation * 1e3:g}", cell(smallest, 2),
+                 cell(variation * 1e3 / smallest, 2) if smallest else "–"]
+        cells += [cell(mean([m.get("steady_goodput_mbps") for m in by_cc.get(cc, [])]), 1) for cc in ccs]
         cells += [str(sum(m.get("reordering_events") or 0 for m in every)), swamped]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

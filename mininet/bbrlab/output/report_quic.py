@@ -12,6 +12,7 @@ rates; and whether the point was CPU-bound (then no finding is read from the row
 from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
+from .cells import cell, mean
 
 POST = ("Huitema 2024 (picoquic on a laptop's loopback, 16 connections of 1 GB per CC): BBR (v3) mean "
         "1.7 Gbit/s (1.1-2.4), CUBIC 3.0 (2.6-3.8); RTT samples 20-1400 us; with the delay-based exits "
@@ -22,15 +23,6 @@ POST = ("Huitema 2024 (picoquic on a laptop's loopback, 16 connections of 1 GB p
 def _median(values: list) -> float | None:
     values = sorted(v for v in values if v is not None)
     return values[len(values) // 2] if values else None
-
-
-def _mean(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
-
-
-def _cell(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
 
 
 def quic_table(exp, records: list[dict]) -> list[str]:
@@ -59,12 +51,12 @@ def quic_table(exp, records: list[dict]) -> list[str]:
             cpu = [sum(f.get("cpu_s") or 0 for f in r["metrics"]["flows"]) / r["metrics"]["duration_s"]
                    for r in group if r["metrics"].get("duration_s")]
             bound = bound or any(r["metrics"].get("cpu_bound") for r in group)
-            cells += [f"{_cell(means[cc])} ({_cell(min(rates))}-{_cell(max(rates))})" if rates else "–",
-                      _cell(sum(r["metrics"]["goodput_mbps"] for r in group) / len(group) if group else None),
-                      _cell(_median([f.get("rtt_sample_p50_ms") for r in group for f in r["metrics"]["flows"]]), 1),
-                      _cell(sum(cpu) / len(cpu) if cpu else None),
-                      _cell(_mean([f.get("pacing_limited_share") for r in group for f in r["metrics"]["flows"]]))]
+            cells += [f"{cell(means[cc])} ({cell(min(rates))}-{cell(max(rates))})" if rates else "–",
+                      cell(sum(r["metrics"]["goodput_mbps"] for r in group) / len(group) if group else None),
+                      cell(_median([f.get("rtt_sample_p50_ms") for r in group for f in r["metrics"]["flows"]]), 1),
+                      cell(sum(cpu) / len(cpu) if cpu else None),
+                      cell(mean([f.get("pacing_limited_share") for r in group for f in r["metrics"]["flows"]]))]
         if pair:
-            cells.append(_cell(means["bbr"] / means["cubic"]) if means.get("bbr") and means.get("cubic") else "–")
+            cells.append(cell(means["bbr"] / means["cubic"]) if means.get("bbr") and means.get("cubic") else "–")
         lines.append("| " + " | ".join(cells + ["yes" if bound else "no"]) + " |")
     return lines

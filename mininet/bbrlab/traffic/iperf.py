@@ -103,10 +103,21 @@ def client_argv(flow: FlowPlan, interval: float, connect_timeout: float = 5.0) -
     return argv
 
 
+class Command(NamedTuple):
+    """A program a flow tool starts: on which host, its argv, where its output goes, and
+    in which folder it runs (None: bbrlab's own)."""
+
+    host: str
+    argv: list[str]
+    out: Path
+    cwd: Path | None = None
+
+
 @dataclass
 class FlowRun:
     flow: FlowPlan
     server: subprocess.Popen | None = None
+    server_command: Command | None = None  # what started the server: its host, output file, folder
     client: subprocess.Popen | None = None
     launched_at: float | None = None  # epoch seconds when the client was started
     exited_at: float | None = None
@@ -137,16 +148,6 @@ def server_said(proc: subprocess.Popen, out: Path, files: list) -> str:
     return said + (f", its last words: {lines[-1]!r}" if lines else ", having written nothing")
 
 
-class Command(NamedTuple):
-    """A program a flow tool starts: on which host, its argv, where its output goes, and
-    in which folder it runs (None: bbrlab's own)."""
-
-    host: str
-    argv: list[str]
-    out: Path
-    cwd: Path | None = None
-
-
 class Iperf3:
     """The default flow tool: a one-off iperf3 server (-1) on the receiver, the client on
     the sender, each writing its JSON report (-J) into the run's raw folder."""
@@ -163,7 +164,7 @@ class Iperf3:
     def listening(self, node, flow: FlowPlan, deadline: float) -> None:
         wait_listening(node, flow.port, deadline)
 
-    def finish(self, testbed, fr: "FlowRun", raw_dir: Path) -> None:
+    def finish(self, testbed, fr: FlowRun) -> None:
         """After the flows: a one-off server ends with its test."""
         try:
             fr.server.wait(timeout=5)
@@ -190,13 +191,13 @@ class Traffic:
 
     def start_servers(self) -> None:
         for fr in self.runs:
-            fr.server = self._start(self.tools[fr.flow.tool].server(fr.flow, self.raw_dir), fr)
+            fr.server_command = self.tools[fr.flow.tool].server(fr.flow, self.raw_dir)
+            fr.server = self._start(fr.server_command, fr)
         deadline = time.monotonic() + LISTEN_TIMEOUT
         for fr in self.runs:
-            tool = self.tools[fr.flow.tool]
-            command = tool.server(fr.flow, self.raw_dir)
+            command = fr.server_command
             try:
-                tool.listening(self.testbed.node(command.host), fr.flow, deadline)
+                self.tools[fr.flow.tool].listening(self.testbed.node(command.host), fr.flow, deadline)
             except TestbedError as exc:
                 raise TestbedError(f"{exc}{server_said(fr.server, command.out, fr.files)}") from None
 
@@ -223,7 +224,7 @@ class Traffic:
             time.sleep(max(0.0, min([now + 0.05] + nexts) - time.monotonic()))
         for fr in self.runs:
             if fr.server is not None:
-                self.tools[fr.flow.tool].finish(self.testbed, fr, self.raw_dir)
+                self.tools[fr.flow.tool].finish(self.testbed, fr)
 
     def _launch(self, fr: FlowRun) -> None:
         # A SYN behind a full slow bottleneck waits as long as a flow's end may: same bound.

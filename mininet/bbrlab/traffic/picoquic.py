@@ -89,10 +89,10 @@ class Picoquic:
     def listening(self, node, flow: FlowPlan, deadline: float) -> None:
         wait_listening(node, flow.port, deadline, proto="u", program=DEMO)
 
-    def finish(self, testbed, fr, raw_dir: Path) -> None:
-        """After the client: wait for the server to write the connection's qlog out, note
-        the server's CPU time, and stop it."""
-        logs = log_dir(raw_dir, fr.flow)
+    def finish(self, testbed, fr) -> None:
+        """After the client: wait for the server to write the connection's qlog out (in the
+        folder it runs in), note the server's CPU time, and stop it."""
+        logs = fr.server_command.cwd
         deadline = time.monotonic() + LOG_CLOSE_WAIT
         while time.monotonic() < deadline and fr.server.poll() is None and not _written(logs):
             time.sleep(0.1)
@@ -106,7 +106,7 @@ class Picoquic:
                 fr.server.wait()
         for f in fr.files:
             f.flush()
-        with open(raw_dir / f"picoquic-{fr.flow.id}-server.txt", "a") as out:
+        with open(fr.server_command.out, "a") as out:
             # the qlog's times are picoquic's monotonic clock: this line places them on the epoch
             out.write(f"clock {time.time():.6f} {time.monotonic():.6f}\n")
             if cpu is not None:

@@ -36,7 +36,7 @@ def bbr_diag_commands(plan: Plan, raw_dir: Path, interval: float) -> list[tuple[
     """(host, argv, log file name) of ONE BBR state sampler per host that sends a BBR flow,
     watching that host's BBR flows only: points without BBR pay no CPU for it."""
     commands = []
-    kernel_bbr = [f for f in plan.flows if f.tool == "iperf3" and f.cc.startswith("bbr")]  # a QUIC sender logs its own
+    kernel_bbr = [f for f in plan.tcp_flows() if f.cc.startswith("bbr")]  # a QUIC sender logs its own
     for host in sorted({f.sender for f in kernel_bbr}):
         peers = sorted(f"{f.dst}:{f.port}" for f in kernel_bbr if f.sender == host)
         argv = [sys.executable, str(BBR_DIAG), *(a for p in peers for a in ("--peer", p)),
