@@ -197,7 +197,26 @@ def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
                          "| 0.40 | – | 0.60 | yes |")
     tcp = record("bbr", [1.0])
     tcp["flow_plan"][0]["tool"] = "iperf3"
-    assert report_quic.quic_table(None, [tcp]) == []  # kernel TCP's runs have their own tables
+    assert report_quic.quic_table(None, [tcp]) == []  # kernel TCP's runs have their own tables...
+
+
+def test_the_same_table_gives_kernel_tcps_flows_at_quic_jitters_points():
+    from types import SimpleNamespace
+    from bbrlab.output import report_quic
+
+    def record(cc, rates, left=None):  # ...but for quic-jitter-tcp, quic-jitter's points with iperf3
+        return {"params": {"rtt": "10ms", "delay_variation": "1ms", "cc": cc},
+                "link": {"rtt": 0.01, "delay_variation": 0.001}, "flow_plan": [{"cc": cc, "tool": "iperf3"}],
+                "metrics": {"flows": [{"goodput_mbps": r, "bbr_left_startup_by_s": left} for r in rates],
+                            "goodput_mbps": sum(rates), "steady_rtt_p50_ms": 25.0, "retransmit_rate": 0.0012}}
+
+    exp = SimpleNamespace(plot_kind="quic_rates")
+    lines = report_quic.quic_table(exp, [record("bbr", [2.0, 2.0], 0.4), record("bbr3", [1.0, 3.0], 0.6),
+                                         record("cubic", [2.5, 2.5])])
+    assert lines[5].endswith("| bbr / cubic mean rate | bbr3 / cubic mean rate | CPU-bound |")
+    assert "bbr3: left STARTUP (s)" in lines[5] and "CPU (cores)" not in lines[5]
+    assert lines[-1] == ("| 10 | 1 | 2.00 (2.00-2.00) | 4.00 | 25.0 | 0.0012 | 0.4 | 2.00 (1.00-3.00) | 4.00 | 25.0 "
+                         "| 0.0012 | 0.6 | 2.50 (2.50-2.50) | 5.00 | 25.0 | 0.0012 | – | 0.80 | 0.80 | no |")
 
 
 def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():

@@ -1,12 +1,15 @@
-"""The report's table for runs of QUIC connections (quic-jitter, quic-unlimited), with the
-numbers of the post it follows beside the measured ones. Reads records only.
+"""The report's table for quic-jitter's question (quic-jitter, quic-unlimited, and
+quic-jitter-tcp, its points with kernel TCP), with the numbers of the post it follows
+beside the measured ones. Reads records only.
 
 Per base RTT and delay variation, per CC: the connections' mean, lowest and highest rate
-(bytes over duration, as the post's figure 1), the point's total goodput, the median of
-the connections' median RTT samples, the CPU the connections used (in cores: their
-server and client processes over the point's duration), and the share of their packet
-trains that pacing held back (picoquic's performance log; the post's diagnosis); the BBR / CUBIC ratio of mean
-rates; and whether the point was CPU-bound (then no finding is read from the row).
+(bytes over duration, as the post's figure 1) and the point's total goodput. For picoquic's
+connections also the median of their median RTT samples, the CPU they used (in cores:
+their server and client processes over the point's duration) and the share of their
+packet trains that pacing held back (picoquic's performance log; the post's diagnosis).
+For kernel TCP's flows the point's median RTT after startup, its retransmission rate and
+when BBR left STARTUP (median over flows). Then each BBR's mean rate over CUBIC's, and
+whether the point was CPU-bound (then no finding is read from the row).
 """
 
 from __future__ import annotations
@@ -25,38 +28,57 @@ def _median(values: list) -> float | None:
     return values[len(values) // 2] if values else None
 
 
+def _flows(group: list[dict], key: str) -> list:
+    return [f.get(key) for r in group for f in r["metrics"]["flows"]]
+
+
+def _cpu_cores(group: list[dict]) -> float | None:
+    return mean([sum(f.get("cpu_s") or 0 for f in r["metrics"]["flows"]) / r["metrics"]["duration_s"]
+                 for r in group if r["metrics"].get("duration_s")])
+
+
+# Per tool: (column after the CC's name, its cell from the CC's repetitions at one point).
+COLUMNS = {
+    "picoquic": (("RTT sample p50 (ms)", lambda g: cell(_median(_flows(g, "rtt_sample_p50_ms")), 1)),
+                 ("CPU (cores)", lambda g: cell(_cpu_cores(g))),
+                 ("trains held by pacing", lambda g: cell(mean(_flows(g, "pacing_limited_share"))))),
+    "iperf3": (("RTT p50 after startup (ms)", lambda g: cell(mean([r["metrics"].get("steady_rtt_p50_ms") for r in g]), 1)),
+               ("retransmit rate", lambda g: cell(mean([r["metrics"].get("retransmit_rate") for r in g]), 4)),
+               ("left STARTUP (s)", lambda g: cell(_median(_flows(g, "bbr_left_startup_by_s")), 1))),
+}
+
+
 def quic_table(exp, records: list[dict]) -> list[str]:
-    if not any(f.get("tool") == "picoquic" for r in records for f in r.get("flow_plan") or ()):
+    tools = {f.get("tool", "iperf3") for r in records for f in r.get("flow_plan") or ()}
+    if "picoquic" not in tools and getattr(exp, "plot_kind", None) != "quic_rates":
         return []
     rows: dict = {}
     for group in claims_mod.grid_points(records):
         rec = group[0]
         key = (rec["link"]["rtt"], rec["link"]["delay_variation"])
-        rows.setdefault(key, {})[rec["flow_plan"][0]["cc"]] = group
-    ccs = sorted({cc for by_cc in rows.values() for cc in by_cc})
+        plan = rec["flow_plan"][0]
+        rows.setdefault(key, {})[(plan.get("tool", "iperf3"), plan["cc"])] = group
+    ccs = sorted({k for by_cc in rows.values() for k in by_cc})
     head = ["base RTT (ms)", "variation (ms)"]
-    for cc in ccs:
-        head += [f"{cc}: rate mean (min-max, Mbit/s)", f"{cc}: total (Mbit/s)", f"{cc}: RTT sample p50 (ms)",
-                 f"{cc}: CPU (cores)", f"{cc}: trains held by pacing"]
-    pair = {"bbr", "cubic"} <= set(ccs)
-    head += (["bbr / cubic mean rate"] if pair else []) + ["CPU-bound"]
+    for tool, cc in ccs:
+        head += [f"{cc}: rate mean (min-max, Mbit/s)", f"{cc}: total (Mbit/s)"]
+        head += [f"{cc}: {name}" for name, _ in COLUMNS[tool]]
+    ratios = [k for k in ccs if k[1].startswith("bbr") and (k[0], "cubic") in ccs]
+    head += [f"{cc} / cubic mean rate" for _, cc in ratios] + ["CPU-bound"]
     lines = ["", POST, "", "Measured here: per connection, its bytes over its duration; means over repetitions:", "",
              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for (rtt, variation), by_cc in sorted(rows.items()):
         cells, means, bound = [f"{rtt * 1e3:g}", f"{variation * 1e3:g}"], {}, False
-        for cc in ccs:
-            group = by_cc.get(cc, [])
+        for key in ccs:
+            group = by_cc.get(key, [])
             rates = [f["goodput_mbps"] for r in group for f in r["metrics"]["flows"]]
-            means[cc] = sum(rates) / len(rates) if rates else None
-            cpu = [sum(f.get("cpu_s") or 0 for f in r["metrics"]["flows"]) / r["metrics"]["duration_s"]
-                   for r in group if r["metrics"].get("duration_s")]
+            means[key] = mean(rates)
             bound = bound or any(r["metrics"].get("cpu_bound") for r in group)
-            cells += [f"{cell(means[cc])} ({cell(min(rates))}-{cell(max(rates))})" if rates else "–",
-                      cell(sum(r["metrics"]["goodput_mbps"] for r in group) / len(group) if group else None),
-                      cell(_median([f.get("rtt_sample_p50_ms") for r in group for f in r["metrics"]["flows"]]), 1),
-                      cell(sum(cpu) / len(cpu) if cpu else None),
-                      cell(mean([f.get("pacing_limited_share") for r in group for f in r["metrics"]["flows"]]))]
-        if pair:
-            cells.append(cell(means["bbr"] / means["cubic"]) if means.get("bbr") and means.get("cubic") else "–")
+            cells += [f"{cell(means[key])} ({cell(min(rates))}-{cell(max(rates))})" if rates else "–",
+                      cell(mean([r["metrics"]["goodput_mbps"] for r in group]))]
+            cells += [column(group) if group else "–" for _, column in COLUMNS[key[0]]]
+        for tool, cc in ratios:
+            bbr, cubic = means.get((tool, cc)), means.get((tool, "cubic"))
+            cells.append(cell(bbr / cubic) if bbr and cubic else "–")
         lines.append("| " + " | ".join(cells + ["yes" if bound else "no"]) + " |")
     return lines
