@@ -171,13 +171,11 @@ def cmd_suite(args) -> int:
     root = Path(args.results)
     total = sum(p.duration for p in points)
     state = {e.name: suite.state(e, root, not args.fresh, parts and parts[e.name]) for e in exps}
-    left = {name: todo for name, (todo, _) in state.items()}
-    remaining = sum(p.duration for todo in left.values() for p in todo)
-    points_left = sum(map(len, left.values()))
+    points_left, remaining = suite.left_to_run(state)
     log.info(f"suite: {len(exps)} experiments, {len(points)} points, {total / 60:.1f} min of flows; "
              f"{points_left} points ({remaining / 60:.1f} min of flows) left to run")
     try:  # measured first on a machine without one, unless nothing is left to run
-        calibration = _calibration(args, [p for todo in left.values() for p in todo]) if points_left else None
+        calibration = _calibration(args, [p for todo, _ in state.values() for p in todo]) if points_left else None
     except runner.Interrupted as exc:
         log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
@@ -445,11 +443,17 @@ def cmd_clean(args) -> int:
     return 0
 
 
+# Each command's handler, under the name arguments.py gives it (`handler`).
+HANDLERS = {f.__name__: f for f in (cmd_list, cmd_run, cmd_suite, cmd_merge, cmd_report, cmd_plot, cmd_calibrate,
+                                    cmd_export, cmd_compare, cmd_shell, cmd_pack, cmd_unpack, cmd_lab_list,
+                                    cmd_lab_check, cmd_format_doc, cmd_preflight, cmd_fetch_data, cmd_clean)}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = arguments.parser(REPO / "results").parse_args(argv)
     log.set_verbosity(args.verbosity)
     try:
-        return globals()[args.handler](args)
+        return HANDLERS[args.handler](args)
     except BbrlabError as exc:  # PreflightError and SpecError included: one message
         log.error(f"bbrlab: {exc}")
         return EXIT_ERROR

@@ -526,3 +526,19 @@ def test_suite_dry_run_counts_this_shards_points_only(capsys):
     code, half, _ = run_cli(capsys, "suite", "--dry-run", "--quick", "--shard", "1/2", "figure5", "step")
     count = [int(line.split()[1]) for line in half.splitlines()[:-1]]
     assert code == 0 and sum(count) == 2 and "4 point(s)" not in half and "2 experiments" in whole
+
+
+def test_every_command_and_lab_subcommand_has_its_handler():
+    import argparse
+    from bbrlab import arguments
+
+    def handlers(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from handlers(sub)
+        if parser.get_default("handler"):
+            yield parser.get_default("handler")
+
+    named = set(handlers(arguments.parser(Path("results"))))
+    assert named == set(cli.HANDLERS) and len(named) == 18

@@ -104,6 +104,11 @@ def state(exp: spec.Experiment, root: Path, resume: bool, shard: dict | None = N
     return [p for p in points if p.id not in done], None
 
 
+def left_to_run(states: dict) -> tuple[int, float]:
+    """(points, seconds of flows) that STATES ({name: (points to run, finished run or None)}) leave to run."""
+    return sum(len(todo) for todo, _ in states.values()), sum(p.duration for todo, _ in states.values() for p in todo)
+
+
 def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration: dict | None, folder: Path,
              resume: bool, cli: list[str], parts: dict | None = None) -> tuple[dict, list[str]]:
     """Run the points STATES ({name: (points to run, finished run or None)}) leaves of each
@@ -115,8 +120,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
     from . import runner
     from ..store.results import read_json
 
-    remaining = sum(p.duration for todo, _ in states.values() for p in todo)
-    points_left = sum(len(todo) for todo, _ in states.values())
+    points_left, remaining = left_to_run(states)
     verdicts, failed = {}, []
     started, flows_done, points_done = time.monotonic(), 0.0, 0
     for n, exp in enumerate(exps, 1):
