@@ -434,6 +434,8 @@ else
     mkdir -p "$VAGRANT_HOME"
     chmod 0755 "$cache" "$VAGRANT_HOME"
     remove_stale_box_volumes
-    timed "vagrant box add" vagrant box add --force --name "$box_name" --provider libvirt "$box_file" >&2
+    # without BBRLAB_KERNEL: vagrant reads the box being replaced, whose kernels may not
+    # include the one asked for (a box without bbr3 refuses BBRLAB_KERNEL=bbr3)
+    timed "vagrant box add" env -u BBRLAB_KERNEL vagrant box add --force --name "$box_name" --provider libvirt "$box_file" >&2
     echo "$hash" >"$stamp"
 fi
