@@ -2,6 +2,8 @@
 kernel, and v3 retransmitting less than v1 where IETF 101 says v1 loses most (two flows in
 a 0.5-BDP buffer).
 
+quic-jitter-tcp's quick profile: Linux's BBRv3 at quic-jitter's point, beside picoquic's.
+
 These run on the BBRv3 kernel (`vm/vm.sh kernel bbr3`; tests/run.sh does it after the
 other integration tests, with BBRLAB_EXPECT_BBR3=1 so a kernel without bbr3 fails them).
 On Debian's kernel they are skipped.
@@ -72,3 +74,24 @@ def test_v3_retransmits_less_than_v1_in_a_shallow_buffer():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 3), proc.stderr
     assert (rundir.path / "v3-shallow-bbr_state.png").stat().st_size > 10_000
+
+
+def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
+    """quic-jitter's question with Linux's TCP (issue: picoquic's BBRv3 beside the kernel's):
+    bbr3 and CUBIC flows each move their bytes at 1 ms with 2 ms of variation, v3's state is
+    read from its own sockets, and the report sets BBRv3's rate beside CUBIC's."""
+    root = RESULTS / "bbr3-quic"
+    rundir = fresh_quick("quic-jitter-tcp", root)
+    points = by_point(rundir)
+    assert set(points) == {"rtt=1ms,delay_variation=2ms,cc=bbr3", "rtt=1ms,delay_variation=2ms,cc=cubic"}, set(points)
+    for rec in points.values():
+        flows = rec["metrics"]["flows"]
+        assert len(flows) == 4 and all(f["bytes"] >= 2_000_000 and f["goodput_mbps"] > 0.5 for f in flows), flows
+        assert rec["metrics"]["reordering_events"] == 0  # the variation keeps the packets' order
+    v3_flows = rundir.series(points["rtt=1ms,delay_variation=2ms,cc=bbr3"]["id"])["flows"].values()
+    assert v3_flows and all(f.get("bbr_version") == 3 for f in v3_flows)
+    proc = subprocess.run([str(REPO / "bbrlab"), "--results", str(root), "report", "quic-jitter-tcp"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    report = (root / "report.md").read_text()
+    assert "bbr3 / cubic mean rate" in report and "bbr3: left STARTUP (s)" in report, report[-3000:]
