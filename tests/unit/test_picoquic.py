@@ -216,7 +216,7 @@ def test_the_same_table_gives_kernel_tcps_flows_at_quic_jitters_points():
     assert lines[5].endswith("| bbr / cubic mean rate | bbr3 / cubic mean rate | CPU-bound |")
     assert "bbr3: left STARTUP (s)" in lines[5] and "CPU (cores)" not in lines[5]
     assert lines[-1] == ("| 10 | 1 | 2.00 (2.00-2.00) | 4.00 | 25.0 | 0.0012 | 0.4 | 2.00 (1.00-3.00) | 4.00 | 25.0 "
-                         "| 0.0012 | 0.6 | 2.50 (2.50-2.50) | 5.00 | 25.0 | 0.0012 | – | 0.80 | 0.80 | no |")
+                         "| 0.0012 | 0.6 | 2.50 (2.50-2.50) | 5.00 | 25.0 | 0.0012 | 0.80 | 0.80 | no |")  # no STARTUP for CUBIC
 
 
 def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():

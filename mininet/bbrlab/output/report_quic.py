@@ -37,15 +37,29 @@ def _cpu_cores(group: list[dict]) -> float | None:
                  for r in group if r["metrics"].get("duration_s")])
 
 
-# Per tool: (column after the CC's name, its cell from the CC's repetitions at one point).
+def _any(cc: str) -> bool:
+    return True
+
+
+def _bbr(cc: str) -> bool:
+    return cc.startswith("bbr")
+
+
+# Per tool: (column after the CC's name, the CCs it applies to, its cell from the CC's
+# repetitions at one point).
 COLUMNS = {
-    "picoquic": (("RTT sample p50 (ms)", lambda g: cell(_median(_flows(g, "rtt_sample_p50_ms")), 1)),
-                 ("CPU (cores)", lambda g: cell(_cpu_cores(g))),
-                 ("trains held by pacing", lambda g: cell(mean(_flows(g, "pacing_limited_share"))))),
-    "iperf3": (("RTT p50 after startup (ms)", lambda g: cell(mean([r["metrics"].get("steady_rtt_p50_ms") for r in g]), 1)),
-               ("retransmit rate", lambda g: cell(mean([r["metrics"].get("retransmit_rate") for r in g]), 4)),
-               ("left STARTUP (s)", lambda g: cell(_median(_flows(g, "bbr_left_startup_by_s")), 1))),
+    "picoquic": (("RTT sample p50 (ms)", _any, lambda g: cell(_median(_flows(g, "rtt_sample_p50_ms")), 1)),
+                 ("CPU (cores)", _any, lambda g: cell(_cpu_cores(g))),
+                 ("trains held by pacing", _any, lambda g: cell(mean(_flows(g, "pacing_limited_share"))))),
+    "iperf3": (("RTT p50 after startup (ms)", _any,
+                lambda g: cell(mean([r["metrics"].get("steady_rtt_p50_ms") for r in g]), 1)),
+               ("retransmit rate", _any, lambda g: cell(mean([r["metrics"].get("retransmit_rate") for r in g]), 4)),
+               ("left STARTUP (s)", _bbr, lambda g: cell(_median(_flows(g, "bbr_left_startup_by_s")), 1))),
 }
+
+
+def _columns(tool: str, cc: str) -> list:
+    return [(name, column) for name, applies, column in COLUMNS[tool] if applies(cc)]
 
 
 def quic_table(exp, records: list[dict]) -> list[str]:
@@ -62,7 +76,7 @@ def quic_table(exp, records: list[dict]) -> list[str]:
     head = ["base RTT (ms)", "variation (ms)"]
     for tool, cc in ccs:
         head += [f"{cc}: rate mean (min-max, Mbit/s)", f"{cc}: total (Mbit/s)"]
-        head += [f"{cc}: {name}" for name, _ in COLUMNS[tool]]
+        head += [f"{cc}: {name}" for name, _ in _columns(tool, cc)]
     ratios = [k for k in ccs if k[1].startswith("bbr") and (k[0], "cubic") in ccs]
     head += [f"{cc} / cubic mean rate" for _, cc in ratios] + ["CPU-bound"]
     lines = ["", POST, "", "Measured here: per connection, its bytes over its duration; means over repetitions:", "",
@@ -76,7 +90,7 @@ def quic_table(exp, records: list[dict]) -> list[str]:
             bound = bound or any(r["metrics"].get("cpu_bound") for r in group)
             cells += [f"{cell(means[key])} ({cell(min(rates))}-{cell(max(rates))})" if rates else "–",
                       cell(mean([r["metrics"]["goodput_mbps"] for r in group]))]
-            cells += [column(group) if group else "–" for _, column in COLUMNS[key[0]]]
+            cells += [column(group) if group else "–" for _, column in _columns(*key)]
         for tool, cc in ratios:
             bbr, cubic = means.get((tool, cc)), means.get((tool, "cubic"))
             cells.append(cell(bbr / cubic) if bbr and cubic else "–")
