@@ -94,7 +94,10 @@ def _footer(fig, verdict: dict) -> None:
     text = "\n".join(_shortened(line) for line in lines)
     color = verdict_color(verdict["verdict"])
     fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom", ha="left", color=color)
-    fig.subplots_adjust(bottom=0.1 + 0.028 * len(lines))
+    # room for the axes' labels and the verdict's lines: a share of a figure up to 6 in tall,
+    # the same inches on a taller one (a share would leave a tall grid an empty band)
+    height = fig.get_size_inches()[1]
+    fig.subplots_adjust(bottom=min(0.1 + 0.028 * len(lines), (0.6 + 0.168 * len(lines)) / height))
 
 
 def untrusted_points(verdict: dict) -> set[str]:
@@ -128,7 +131,7 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
     params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))
     fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
-    fig.subplots_adjust(top=0.86)
+    fig.subplots_adjust(top=max(0.86, 1 - 0.84 / fig.get_size_inches()[1]))  # the title's inches, as at 6 in
     clear_legends(fig)
     return fig
 
