@@ -181,22 +181,27 @@ def test_a_plan_without_picoquic_is_unchanged():
     assert isinstance(SimpleNamespace, type) and FlowPlan.__dataclass_fields__["tool"].default == "iperf3"
 
 
+def jitter_record(cc: str, flows: list[dict], tool: str = "picoquic", **metrics) -> dict:
+    """A point of quic-jitter's grid at 10 ms and 1 ms of variation: one CC's connections (or flows)."""
+    return {"id": f"rtt=10ms,delay_variation=1ms,tool={tool},cc={cc},rep1",
+            "params": {"rtt": "10ms", "delay_variation": "1ms", "tool": tool, "cc": cc},
+            "link": {"rtt": 0.01, "delay_variation": 0.001}, "flow_plan": [{"cc": cc, "tool": tool}],
+            "metrics": {"flows": flows, "goodput_mbps": sum(f["goodput_mbps"] for f in flows), **metrics}}
+
+
 def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
     from bbrlab.output import report_quic
 
     def record(cc, rates, bound=False):
         flows = [{"goodput_mbps": r, "cpu_s": 1.0, "rtt_sample_p50_ms": 30.0 + i,
                   "pacing_limited_share": 0.5 if cc == "bbr" else None} for i, r in enumerate(rates)]
-        return {"params": {"rtt": "10ms", "delay_variation": "1ms", "cc": cc},
-                "link": {"rtt": 0.01, "delay_variation": 0.001}, "flow_plan": [{"cc": cc, "tool": "picoquic"}],
-                "metrics": {"flows": flows, "goodput_mbps": sum(rates), "duration_s": 10.0, "cpu_bound": bound}}
+        return jitter_record(cc, flows, duration_s=10.0, cpu_bound=bound)
 
     lines = report_quic.quic_table(None, [record("bbr", [1.5, 1.6, 1.4, 1.5]), record("cubic", [2.0, 3.0, 2.5, 2.5], True)])
     assert report_quic.POST in lines and "bbr / cubic mean rate" in lines[5]
     assert lines[-1] == ("| 10 | 1 | 1.50 (1.40-1.60) | 6.00 | 32.0 | 0.40 | 0.50 | 2.50 (2.00-3.00) | 10.00 | 32.0 "
                          "| 0.40 | – | 0.60 | yes |")
-    tcp = record("bbr", [1.0])
-    tcp["flow_plan"][0]["tool"] = "iperf3"
+    tcp = jitter_record("bbr", [{"goodput_mbps": 1.0}], tool="iperf3")
     assert report_quic.quic_table(None, [tcp]) == []  # kernel TCP's runs have their own tables...
 
 
@@ -205,10 +210,8 @@ def test_the_same_table_gives_kernel_tcps_flows_at_quic_jitters_points():
     from bbrlab.output import report_quic
 
     def record(cc, rates, left=None):  # ...but for quic-jitter-tcp, quic-jitter's points with iperf3
-        return {"params": {"rtt": "10ms", "delay_variation": "1ms", "cc": cc},
-                "link": {"rtt": 0.01, "delay_variation": 0.001}, "flow_plan": [{"cc": cc, "tool": "iperf3"}],
-                "metrics": {"flows": [{"goodput_mbps": r, "bbr_left_startup_by_s": left} for r in rates],
-                            "goodput_mbps": sum(rates), "steady_rtt_p50_ms": 25.0, "retransmit_rate": 0.0012}}
+        return jitter_record(cc, [{"goodput_mbps": r, "bbr_left_startup_by_s": left} for r in rates], tool="iperf3",
+                             steady_rtt_p50_ms=25.0, retransmit_rate=0.0012)
 
     exp = SimpleNamespace(plot_kind="quic_rates")
     lines = report_quic.quic_table(exp, [record("bbr", [2.0, 2.0], 0.4), record("bbr3", [1.0, 3.0], 0.6),
@@ -226,8 +229,7 @@ def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():
     from bbrlab.output import plots_quic
 
     def record(tool, cc, rates):
-        return {"id": f"{tool}-{cc}", "params": {"cc": cc, "tool": tool}, "link": {"rtt": 0.001, "delay_variation": 0.002},
-                "flow_plan": [{"cc": cc, "tool": tool}], "metrics": {"flows": [{"goodput_mbps": r} for r in rates]}}
+        return jitter_record(cc, [{"goodput_mbps": r} for r in rates], tool=tool)
 
     records = [record("picoquic", "bbr", [1.0, 2.0]), record("iperf3", "bbr", [2.0, 2.5]), record("iperf3", "bbr3", [2.2])]
     fig = plots_quic.quic_rates(plt, None, None, records)
