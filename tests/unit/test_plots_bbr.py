@@ -100,3 +100,31 @@ def test_points_without_bbr_state_draw_a_note_not_an_error(tmp_path):
     fig = plot_kinds.PLOTS["bbr_state"].draw(plt, exp, rundir, rundir.point_records())
     assert any("no BBR state" in t.get_text() for ax in fig.axes for t in ax.texts)
     plt.close(fig)
+
+
+def test_the_shallow_buffer_figure_draws_each_ccs_retransmissions_per_flow_count():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from bbrlab.output import plots_loss
+
+    exp = spec.load(EXPERIMENTS / "v3-shallow.yaml")
+    records = []
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        rate = {"bbr": 0.08, "bbr3": 0.01, "cubic": 0.003}[point.params["cc"]] * len(plan.flows) / 2
+        records.append({"id": point.id, "params": point.params, "link": dataclasses.asdict(point.link),
+                        "flows": [dataclasses.asdict(g) for g in point.flows],
+                        "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
+                        "metrics": {"buffer_pkts": round(BDP * point.link.buffer.value), "bdp_pkts": BDP, "retransmit_rate": rate,
+                                    "steady_goodput_mbps": 18.0, "payload_capacity_mbps": 19.1}})
+    assert plot_kinds.PLOTS[exp.plot_kind].draw is plots_loss.buffer_retransmits
+    fig = plots_loss.buffer_retransmits(plt, exp, None, records)
+    loss_ax = fig.axes[0]
+    labels = loss_ax.get_legend_handles_labels()[1]
+    assert labels[:6] == ["BBR, 2 flows", "BBR, 4 flows", "BBRv3, 2 flows", "BBRv3, 4 flows", "CUBIC, 2 flows",
+                          "CUBIC, 4 flows"] and "IETF 101" in labels[6]
+    assert [t.get_text() for t in loss_ax.get_xticklabels()] == ["0.25", "0.5", "1", "2"]  # the buffers asked for
+    v1_four = loss_ax.get_lines()[1]
+    assert list(v1_four.get_xdata()) == [0.25, 0.5, 1, 2] and set(v1_four.get_ydata()) == {16.0}  # percent
+    plt.close(fig)

@@ -39,6 +39,8 @@ PLOTS = {kind.name: kind for kind in (
     PlotKind("link_fidelity", "per configured rate, what the backlogged bottleneck sent against it",
              plots_paper.link_fidelity, ("flows", "link_rate")),
     PlotKind("buffer_rtt", "median RTT (bar: p5-p95) against the buffer in BDPs, per CC", plots_paper.buffer_rtt),
+    PlotKind("buffer_retransmits", "retransmission rate and goodput against the buffer in BDPs, per CC and number "
+             "of flows (IETF 101's 1.5-BDP line)", plots_loss.buffer_retransmits),
     PlotKind("coexist_share", "each CC's share of the link against the buffer, the Ware et al. model beside it",
              plots_field.coexist_share),
     PlotKind("trace_replay", "the rate a trace offered and what the bottleneck delivered, per update interval",

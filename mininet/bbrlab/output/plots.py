@@ -38,8 +38,11 @@ def _params_line(records: list[dict], axes: dict) -> str:
     """The figure's parameters; a swept one is named with its values, not the first point's."""
     s = records[0]["summary"]
     durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
-    flows = len(records[0]["flow_plan"])
+    counts = sorted({len(r["flow_plan"]) for r in records})  # a count sweep: every count drawn
+    flows = counts[-1]
     dur = f", {durations[-1]:g} s flows" if durations else ""
+    how_many = (f"{', '.join(map(str, counts))} flows (swept)" if len(counts) > 1
+                else f"{flows} flow{'s' if flows > 1 else ''}")
     shorts = workload_line(records[0], axes)
 
     def shown(key: str, value: str) -> str:
@@ -64,7 +67,7 @@ def _params_line(records: list[dict], axes: dict) -> str:
             + (f"queue {shown('aqm', s.get('aqm', 'fifo'))} (shaper per AQM), " if "aqm" in axes else
                (f"queue {s['aqm']}, " if "aqm" in s else "")
                + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else ""))
-            + (shorts if shorts and not flows else f"{flows} flow{'s' if flows > 1 else ''}{dur}"))
+            + (shorts if shorts and not flows else how_many + dur))
 
 
 # The footer's colour by verdict word; another word (a verdict.json written when an
