@@ -10,18 +10,10 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
 from ..verdicts import references
-from .style import not_drawn, style
+from .style import buffer_bdp, not_drawn, style
 from ..store.results import RunDir
 
 LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")
-
-
-def buffer_bdp(record: dict) -> float:
-    """The point's buffer in BDPs, as the spec wrote it when it was given in BDPs."""
-    buffer = record["link"]["buffer"]
-    if buffer["unit"] == "bdp":
-        return float(buffer["value"])
-    return record["metrics"]["buffer_pkts"] / record["metrics"]["bdp_pkts"]
 
 
 def class_shares(records: list[dict]) -> dict[str, list[tuple[float, float, float, float]]]:

@@ -47,7 +47,8 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             recs = [r for r in records if r["link"]["rtt"] == rtt and r["link"]["delay_variation"] == var]
             cpu = False
             for group in claims_mod.grid_points(recs):
-                cc, tool = (group[0]["flow_plan"][0].get(k, "iperf3") for k in ("cc", "tool"))
+                plan = group[0]["flow_plan"][0]
+                cc, tool = plan["cc"], plan.get("tool", "iperf3")
                 st = _style(cc, tool)
                 for k, rec in enumerate(group):
                     rates = sorted(f["goodput_mbps"] for f in rec["metrics"]["flows"])

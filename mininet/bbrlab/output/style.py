@@ -34,6 +34,14 @@ def cc_of(record: dict) -> str:
     return ccs[0] if len(ccs) == 1 else "+".join(ccs)
 
 
+def buffer_bdp(record: dict) -> float:
+    """The point's buffer in BDPs, as the spec wrote it when it was given in BDPs."""
+    buffer = record["link"]["buffer"]
+    if buffer["unit"] == "bdp":
+        return float(buffer["value"])
+    return record["metrics"]["buffer_pkts"] / record["metrics"]["bdp_pkts"]
+
+
 def point_label(record: dict, axes_shown: set) -> str:
     extra = ", ".join(f"{k}={v}" for k, v in record["params"].items() if k not in axes_shown)
     name = style(cc_of(record))["label"]
