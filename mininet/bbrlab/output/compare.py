@@ -2,7 +2,9 @@
 
 Grid points are matched by their sweep values (repetitions averaged, as metrics.json
 does); for each match the chosen metrics of A and B, B - A and B / A; the points only one
-run has are named. The overlay figure (plots.overlay) draws both runs' RTT and goodput
+run has are named. Where points were repeated, each side's 95% interval and whether B's
+mean lies within the spread of A's repetitions (an A/B of two kernels). A class metric
+(share, retransmit_rate) is compared per CC. The overlay figure (plots.overlay) draws both runs' RTT and goodput
 over time on the same axes. Reads results directories alone, like plot and report.
 """
 
@@ -10,9 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..verdicts.claims import average_repetitions, point_name
+from ..analysis import stats
+from ..verdicts.claims import average_repetitions, grid_points, point_name
 from ..errors import SpecError, did_you_mean
-from ..spec.metric_names import CLAIMABLE, METRICS
+from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
 from ..store.results import RunDir
 from .style import FORMATS  # what the overlay is written as: the --out file's extension says which
 
@@ -47,27 +50,79 @@ def _fmt(value) -> str:
     return "–" if value is None else f"{value:.4g}"
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _rows(records: list[dict], name: str) -> dict[str, list[float]]:
+    """NAME's values over a point's repetitions: the point's own metric, or, for a class
+    metric the point does not have at its top (share, retransmit_rate, ...), one row per CC
+    ("share[bbr]")."""
+    if any(_number(r["metrics"].get(name)) for r in records):
+        return {name: [r["metrics"][name] for r in records if _number(r["metrics"].get(name))]}
+    rows: dict[str, list[float]] = {}
+    if name in CLASS_METRICS:
+        for r in records:
+            for cc, mets in sorted((r["metrics"].get("by_cc") or {}).items()):
+                if _number(mets.get(name)):
+                    rows.setdefault(f"{name}[{cc}]", []).append(mets[name])
+    return rows
+
+
+def _spread(va: list[float], vb: list[float]) -> tuple[str, bool | None]:
+    """The repetitions' columns: each side's 95% half-width (Student's t) and whether B's
+    mean lies within the range of A's repetitions (None: A has one)."""
+    half = [stats.interval(v) for v in (va, vb)]
+    text = " ".join(f"{'±' + _fmt(iv.mean - iv.low) if iv.n > 1 else '':>9s}" for iv in half)
+    if len(va) < 2:
+        return f"{text} {'':>6s}", None
+    within = min(va) <= half[1].mean <= max(va)
+    return f"{text} {'yes' if within else 'NO':>6s}", within
+
+
 def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
-    """The comparison as text lines: per matched point, each metric's A, B, B - A, B / A."""
+    """The comparison as text lines: per matched point, each metric's A, B, B - A, B / A
+    (means over repetitions). Where a point was repeated: each mean's 95% interval and
+    whether B's mean lies within the spread of A's repetitions, counted at the end; this is
+    how two kernels or two builds are told apart from run-to-run noise."""
     pairs, only_a, only_b = matched(a, b)
+    groups = [{_key(g[0]): g for g in grid_points(run.point_records())} for run in (a, b)]
+    repeated = any(len(g) > 1 for side in groups for g in side.values())
     lines = [f"A: {a.path}", f"B: {b.path}"]
+    judged: list[tuple[str, bool]] = []
+    extra = f" {'A ±95%':>9s} {'B ±95%':>9s} {'in A':>6s}" if repeated else ""
     for ra, rb in pairs:
-        lines += ["", f"{point_name(ra)}:", f"  {'metric':24s} {'A':>10s} {'B':>10s} {'B - A':>10s} {'B / A':>8s}"]
+        ga, gb = (side[_key(ra)] for side in groups)
+        lines += ["", f"{point_name(ra)}:", f"  {'metric':24s} {'A':>10s} {'B':>10s} {'B - A':>10s} {'B / A':>8s}"
+                  f"{extra}"]
         for name in metrics:
-            va, vb = ra["metrics"].get(name), rb["metrics"].get(name)
-            if va is None and vb is None:
-                continue
-            both = isinstance(va, (int, float)) and isinstance(vb, (int, float))
-            delta = vb - va if both else None
-            ratio = f"{vb / va:8.3f}" if both and va else f"{'–':>8s}"
-            unit = METRICS[name][0]
-            lines.append(f"  {name:24s} {_fmt(va):>10s} {_fmt(vb):>10s} {_fmt(delta):>10s} {ratio}  {unit}")
+            rows_a, rows_b = _rows(ga, name), _rows(gb, name)
+            for row in list(dict.fromkeys([*rows_a, *rows_b])):
+                va, vb = rows_a.get(row, []), rows_b.get(row, [])
+                ma, mb = (sum(v) / len(v) if v else None for v in (va, vb))
+                both = ma is not None and mb is not None
+                delta = mb - ma if both else None
+                if delta is not None and abs(delta) <= 1e-12 * max(abs(ma), abs(mb)):
+                    delta = 0.0  # a mean of the same values summed in another order
+                ratio = f"{mb / ma:8.3f}" if both and ma else f"{'–':>8s}"
+                unit = {**ALL_METRICS, **CLASS_METRICS}[name][0]
+                line = f"  {row:24s} {_fmt(ma):>10s} {_fmt(mb):>10s} {_fmt(delta):>10s} {ratio}"
+                if repeated and both:
+                    cols, within = _spread(va, vb)
+                    line += cols
+                    if within is not None:
+                        judged.append((f"{point_name(ra)}: {row}", within))
+                lines.append(f"{line}  {unit}")
     if not pairs:
         lines += ["", "no point of A has the sweep values of a point of B"]
     if only_a:
         lines.append(f"only in A: {', '.join(only_a)}")
     if only_b:
         lines.append(f"only in B: {', '.join(only_b)}")
+    if judged:
+        outside = [name for name, within in judged if not within]
+        lines += ["", f"B's mean lies within the range of A's repetitions for {len(judged) - len(outside)} of "
+                  f"{len(judged)} values" + (f"; outside it: {'; '.join(outside)}" if outside else "")]
     return lines
 
 
