@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, RESULTS, by_point, fresh_quick
 
+from bbrlab.store.results import RunDir
+
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -97,3 +99,28 @@ def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
     assert proc.returncode == 0, proc.stderr
     report = (root / "report.md").read_text()
     assert "bbr3 / cubic mean rate" in report and "bbr3: left STARTUP (s)" in report, report[-3000:]
+
+
+def test_lab5_commands_run_and_lab_check_accepts_them():
+    """Lab 5 (what BBRv3 changed) as its handout gives it, on the kernel it needs."""
+    from test_labs import ROOT, run_lab
+
+    run_lab(5)
+    shallow = by_point(RunDir.latest(ROOT / "bbrv3", "lab5-shallow"))
+    v1, v3 = shallow["cc=bbr"]["metrics"], shallow["cc=bbr3"]["metrics"]
+    assert v3["retransmit_rate"] < v1["retransmit_rate"] / 2, (v3["retransmit_rate"], v1["retransmit_rate"])
+    assert (RunDir.latest(ROOT / "bbrv3", "lab5-shallow").path / "lab5-shallow.png").stat().st_size > 10_000
+
+
+def test_v3_loss_quick_v3_reads_random_loss_as_congestion_and_v1_does_not():
+    """v3-loss's quick profile: at 5% random loss on figure 8's link, v1 keeps most of the
+    link and BBRv3, whose rounds each lose more than its 2% threshold, keeps far less
+    (full length: 0.84 of the ideal, and 0.036 x v1)."""
+    rundir = fresh_quick("v3-loss", RESULTS / "bbr3-loss")
+    points = by_point(rundir)
+    v1, v3 = points["cc=bbr"]["metrics"], points["cc=bbr3"]["metrics"]
+    assert v1["goodput_vs_ideal"] > 0.6, v1["goodput_vs_ideal"]
+    rates = v3["steady_goodput_mbps"], v1["steady_goodput_mbps"]
+    assert rates[0] < 0.3 * rates[1], rates
+    v3_flows = rundir.series(points["cc=bbr3"]["id"])["flows"].values()
+    assert v3_flows and all(f.get("bbr_version") == 3 and f["bbr_phase"] for f in v3_flows)

@@ -41,6 +41,13 @@ def as_run(command: str, results) -> list[str]:
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
 def test_each_labs_commands_run_and_lab_check_accepts_them(number):
+    run_lab(number)
+
+
+def run_lab(number: int) -> None:
+    """Lab NUMBER's handout commands, in order, as a student types them; lab check accepts
+    the runs, the report has each run's verdict row, and the lab's wall time is kept
+    (lab 5, on the BBRv3 kernel, is run by test_bbr3.py)."""
     chosen = lab.find(str(number))
     root = ROOT / chosen.name
     t0 = time.monotonic()
@@ -57,9 +64,11 @@ def test_each_labs_commands_run_and_lab_check_accepts_them(number):
                 assert f"| {spec.load(run.file).name} | " in text, text[:2000]
         else:  # 3: a claim did not hold; the lab's question, not the kit's failure
             assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    times = ROOT / "times.json"  # kept across pytest runs: lab 5 runs in the BBRv3 kernel's stage
+    TIMES.update({**(json.loads(times.read_text()) if times.exists() else {}), **TIMES})
     TIMES[chosen.name] = round(time.monotonic() - t0, 1)
     print(f"{chosen.label}: {TIMES[chosen.name] / 60:.1f} min")
-    (ROOT / "times.json").write_text(json.dumps(TIMES, indent=2) + "\n")
+    times.write_text(json.dumps(TIMES, indent=2) + "\n")
 
 
 def test_lab4_step_fires_its_changes_on_schedule():

@@ -42,10 +42,10 @@ def complete_lab1(root: Path, chosen: lab.Lab) -> None:
         fake_run(root, run.file)
 
 
-def test_the_kit_has_four_labs_in_order_each_with_handout_key_and_loadable_experiments():
+def test_the_kit_has_five_labs_in_order_each_with_handout_key_and_loadable_experiments():
     kit = lab.labs()
     assert [(one.number, one.name) for one in kit] == [(1, "bufferbloat"), (2, "loss"), (3, "fairness"),
-                                                       (4, "changing-links")]
+                                                       (4, "changing-links"), (5, "bbrv3")]
     for one in kit:
         names = set()
         for run in one.runs:
@@ -58,7 +58,7 @@ def test_the_kit_has_four_labs_in_order_each_with_handout_key_and_loadable_exper
         assert (one.folder / "handout.md").is_file() and (one.folder / "key.md").is_file()
 
 
-@pytest.mark.parametrize("number", [1, 2, 3, 4])
+@pytest.mark.parametrize("number", [1, 2, 3, 4, 5])
 def test_each_handout_gives_the_labs_commands_verbatim_and_its_measured_time(number):
     """The handout is what students type and what the VM test runs: they cannot drift."""
     one = lab.find(str(number))

@@ -268,3 +268,14 @@ def test_a_mixed_class_point_draws_each_class_in_its_ccs_colour(tmp_path):
     assert drawn == {"fast (BBR): median RTT 51 ms": style.style("bbr")["color"],
                      "slow (CUBIC): median RTT 91 ms": style.style("cubic")["color"],
                      "old (Reno): median RTT 141 ms": style.style("reno")["color"]}
+
+
+def test_a_figure_with_bbrv3_labels_linux_bbr_as_v1_and_only_there():
+    from bbrlab.output import style
+
+    mixed = [{"flows": [{"cc": "bbr"}]}, {"flows": [{"cc": "bbr3"}]}]
+    with style.versions_named(mixed):
+        assert style.style("bbr")["label"] == "BBR v1" and style.style("bbr3")["label"] == "BBRv3"
+    assert style.style("bbr")["label"] == "BBR"
+    with style.versions_named([{"flows": [{"cc": "bbr"}, {"cc": "cubic"}]}]):
+        assert style.style("bbr")["label"] == "BBR"  # the paper's figures keep the paper's name

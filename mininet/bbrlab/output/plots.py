@@ -15,6 +15,7 @@ from .legends import clear_legends
 from .plot_kinds import PLOTS
 from .plots_fct import workload_line  # classes of short flows, when the point has them
 from .style import FORMATS  # noqa: F401 - the formats draw() writes
+from .style import versions_named
 from ..errors import BbrlabError
 from ..spec.link import Buffer
 from ..store.results import RunDir, write_atomic
@@ -125,10 +126,11 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
     experiment's own), title, verdict."""
     plt = _pyplot()
     kind = PLOTS[kind_name or exp.plot_kind]
-    if kind.marks_untrusted:
-        fig = kind.draw(plt, exp, rundir, records, untrusted_points(verdict))
-    else:
-        fig = kind.draw(plt, exp, rundir, records)
+    with versions_named(records):
+        if kind.marks_untrusted:
+            fig = kind.draw(plt, exp, rundir, records, untrusted_points(verdict))
+        else:
+            fig = kind.draw(plt, exp, rundir, records)
     title = exp.plot_title or exp.title
     # the parameter line wraps rather than run off a narrow figure's edges
     params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))

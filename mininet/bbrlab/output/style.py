@@ -4,6 +4,8 @@ configured rate drawn as a step)."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
 
 STYLE = {
@@ -20,6 +22,21 @@ STYLE = {
     "hybla": {"color": "#bcbd22", "marker": "h", "label": "Hybla"},
 }
 EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
+
+
+@contextmanager
+def versions_named(records: list[dict]):
+    """Within a figure that shows BBRv3 too, Linux's bbr is labelled "BBR v1", not "BBR"
+    (the paper's figures keep the paper's name)."""
+    if "bbr3" not in {g["cc"] for r in records for g in r.get("flows") or ()}:
+        yield
+        return
+    plain = STYLE["bbr"]
+    STYLE["bbr"] = {**plain, "label": "BBR v1"}
+    try:
+        yield
+    finally:
+        STYLE["bbr"] = plain
 
 
 def style(cc: str) -> dict:
