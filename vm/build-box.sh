@@ -256,30 +256,42 @@ install_bbr3_kernel() { # install_bbr3_kernel ROOT: the testbed's 6.12 kernel be
     rm -f "$root/tmp/$(basename "$image")"
 }
 
+build_in_root() { # build_in_root ROOT WHAT LOG PACKAGES COMMAND [VAR=VALUE...]: COMMAND run
+    # in the box's root at native speed with PACKAGES (apt's names, NAME=VERSION allowed)
+    # installed for it, timed and logged as WHAT; the packages this step added are purged
+    # again afterwards, so the box keeps only what the roles install. Returns COMMAND's status.
+    local root=$1 what=$2 logfile=$3 packages=$4 command=$5 added=() pkg rc=0
+    shift 5
+    for pkg in $packages; do
+        # shellcheck disable=SC2016 # dpkg's format, not the shell's
+        chroot "$root" dpkg-query -W -f='${db:Status-Status}' "${pkg%%=*}" 2>/dev/null | grep -qx installed ||
+            added+=("${pkg%%=*}")
+    done
+    timed "$what" logged "$logfile" chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@" \
+        sh -c "apt-get install -y -q --no-install-recommends $packages && $command" || rc=$?
+    if ((${#added[@]})); then
+        chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
+            "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
+            log "warning: could not remove the build tools of $what from the box"
+    fi
+    return "$rc"
+}
+
 build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at native speed
     # for the box's kernel (the role then only loads it); without it the role builds
     # it in the guest, or says why it cannot.
-    local root=$1 release series version tools added=() pkg
+    local root=$1 release series version
     release=$(stock_release "$root")
     series=$(cut -d. -f1,2 <<<"$release")
     # shellcheck disable=SC2016 # dpkg's format, not the shell's
     version=$(chroot "$root" dpkg-query -W -f='${Version}' "linux-image-$release")
-    tools="gcc make xz-utils linux-headers-$release linux-source-$series"
-    for pkg in $tools; do # removed again afterwards: only what this step adds
-        # shellcheck disable=SC2016 # dpkg's format, not the shell's
-        chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || added+=("$pkg")
-    done
     install -m 0755 "$noagg_script" "$root/tmp/build-tcp-bbr-noagg.sh"
-    if timed "tcp_bbr_noagg for $release" logged "$build_root/noagg.log" \
-        chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
-        "apt-get install -y -q --no-install-recommends ${tools/%linux-source-$series/linux-source-$series=$version} && /tmp/build-tcp-bbr-noagg.sh $release"; then
+    if build_in_root "$root" "tcp_bbr_noagg for $release" "$build_root/noagg.log" \
+        "gcc make xz-utils linux-headers-$release linux-source-$series=$version" "/tmp/build-tcp-bbr-noagg.sh $release"; then
         log "built tcp_bbr_noagg for $release"
     else
         log "warning: tcp_bbr_noagg not built for $release (see $build_root/noagg.log); provisioning will try"
     fi
-    chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
-        "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
-        log "warning: could not remove the build tools from the box"
     rm -f "$root/tmp/build-tcp-bbr-noagg.sh"
 }
 
@@ -287,7 +299,7 @@ build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/loc
     # built here at native speed in the box's own root (its libssl), cached under
     # $cache/picoquic by the hash of the build script (which holds the pinned commits); the
     # picoquic role then finds them current. Without them the role builds them in the guest.
-    local root=$1 key entry tools="cmake make gcc pkg-config libssl-dev" added=() pkg
+    local root=$1 key entry tools="cmake make gcc pkg-config libssl-dev"
     key=$(sha256sum "$picoquic_script" | cut -c1-16)
     entry=$cache/picoquic/$key
     install -D -m 0755 "$picoquic_script" "$root/usr/local/lib/bbrlab/build-picoquic.sh"
@@ -298,23 +310,13 @@ build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/loc
         else
             tools+=" git ca-certificates" # the pinned commits are fetched
         fi
-        for pkg in $tools; do # removed again afterwards: only what this step adds
-            # shellcheck disable=SC2016 # dpkg's format, not the shell's
-            chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || added+=("$pkg")
-        done
-        if timed "picoquic" logged "$build_root/picoquic.log" \
-            chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 BBRLAB_SRC=/tmp/src sh -c \
-            "apt-get install -y -q --no-install-recommends $tools && /usr/local/lib/bbrlab/build-picoquic.sh /tmp/picoquic"; then
+        if build_in_root "$root" picoquic "$build_root/picoquic.log" "$tools" \
+            "/usr/local/lib/bbrlab/build-picoquic.sh /tmp/picoquic" BBRLAB_SRC=/tmp/src; then
             rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/picoquic/." "$entry.tmp/" &&
                 rm -rf "$entry" && mv "$entry.tmp" "$entry"
             log "built picoquic into $entry"
         else
             log "warning: picoquic not built (see $build_root/picoquic.log); provisioning will try"
-        fi
-        if ((${#added[@]})); then
-            chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
-                "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
-                log "warning: could not remove picoquic's build tools from the box"
         fi
         rm -rf "$root/tmp/src" "$root/tmp/picoquic"
     else
