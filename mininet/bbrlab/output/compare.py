@@ -4,8 +4,9 @@ Grid points are matched by their sweep values (repetitions averaged, as metrics.
 does); for each match the chosen metrics of A and B, B - A and B / A; the points only one
 run has are named. Where points were repeated, each side's 95% interval and whether B's
 mean lies within the spread of A's repetitions (an A/B of two kernels). A class metric
-(share, retransmit_rate) is compared per CC. The overlay figure (plots.overlay) draws both runs' RTT and goodput
-over time on the same axes. Reads results directories alone, like plot and report.
+(share, retransmit_rate) is compared per CC. The overlay figure (plots.overlay) draws
+both runs' RTT and goodput over time on the same axes. Reads results directories alone,
+like plot and report.
 """
 
 from __future__ import annotations
