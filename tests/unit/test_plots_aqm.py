@@ -53,3 +53,27 @@ def test_the_figure_has_a_column_per_cc_and_a_line_per_aqm(tmp_path):
     assert "fq_codel: probe (ping), median 42 ms" in labels and "droptail FIFO: CUBIC's own RTT (ss), median 252 ms" in labels
     assert cdf_bbr.get_title() == "BBR flow: latency under load"
     plt.close(fig)
+
+
+def test_the_headend_figure_has_a_column_per_rate_and_the_full_buffer_beside_the_probe(tmp_path):
+    exp = spec.load(EXPERIMENTS / "headend.yaml")
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        plan = topo.build_plan(point)
+        queue = point.link.full_buffer_seconds() * 1e3 if point.params["aqm"] == "fifo" else 5.0
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {
+            "base_rtt_ms": 40.0, "buffer_pkts": point.link.buffer_packets, "steady_goodput_mbps": 9.0,
+            "steady_rtt_p50_ms": 40 + queue, "steady_rtt_p95_ms": 45 + queue,
+            "by_cc": {point.flows[0].cc: {"srtt_p50_ms": 41 + queue}}})
+    records = rundir.point_records()
+    assert sorted({round(plots_aqm._buffer_ms(r)) for r in records}) == [200, 800, 2000]
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["headend"].draw(plt, exp, rundir, records)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["10 Mbit/s, 40 ms base RTT", "20 Mbit/s, 40 ms base RTT"]
+    labels = fig.axes[1].get_legend_handles_labels()[1]  # the legend sits on the last column's top panel
+    assert {"droptail FIFO, CUBIC load", "fq_codel, BBR load", "CAKE, CUBIC load", "base + the full buffer"} <= set(labels)
+    plt.close(fig)

@@ -170,3 +170,38 @@ def test_a_references_link_is_checked_at_load(tmp_path):
         reference.parse({"sauce": "x"})
     with pytest.raises(SpecError, match=r"reference.at.rate"):
         reference.parse({"at": {"rate": "10"}})
+
+
+def coexist_aqm_run(tmp_path, bbr_share):
+    """A run of coexist-aqm where BBR took BBR_SHARE[aqm][buffer]."""
+    exp = spec.load(EXPERIMENTS / "coexist-aqm.yaml")
+    rundir = RunDir.create(tmp_path, exp.name)
+    for point in exp.points:
+        share = bbr_share[point.params["aqm"]][point.params["buffer"]]
+        plan = topo.build_plan(point)
+        by_cc = {"bbr": {"share": share}, "cubic": {"share": 1 - share}}
+        write_json(rundir.points_dir / point.id / "point.json", {
+            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
+            "flows": [dataclasses.asdict(g) for g in point.flows],
+            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
+        write_json(rundir.points_dir / point.id / "metrics.json", {
+            "buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
+            "link_mbps": 10.0, "by_cc": by_cc, "groups": []})
+    return exp, rundir
+
+
+def test_coexist_under_aqm_draws_a_line_style_per_discipline_and_the_model_for_the_fifo(tmp_path):
+    fifo = {"0.5bdp": 0.9, "1bdp": 0.85, "2bdp": 0.6, "8bdp": 0.4, "32bdp": 0.2}
+    even = {b: 0.5 for b in fifo}
+    exp, rundir = coexist_aqm_run(tmp_path, {"fifo": fifo, "fq_codel": even, "cake": dict(even, **{"8bdp": 0.7})})
+    records = rundir.point_records()
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["coexist_share"].draw(plt, exp, rundir, records)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    assert {"BBR, droptail FIFO", "CUBIC, fq_codel", "BBR, CAKE"} <= set(labels)
+    assert "BBR, Ware et al. model for the FIFO (IMC 2019)" in labels
+    plt.close(fig)
+    verdict = claims.verdict(exp.claims, records)
+    by_id = {c["id"]: c["status"] for c in verdict["claims"]}
+    assert by_id == {"fq-codel-splits-evenly": "holds", "cake-splits-evenly": "fails",
+                     "fifo-bbr-ahead-in-shallow-buffers": "holds"}, verdict["why"]

@@ -36,10 +36,16 @@ def _key(record: dict) -> tuple:
     return tuple(sorted((k, str(v)) for k, v in record["params"].items()))
 
 
-def matched(a: RunDir, b: RunDir) -> tuple[list[tuple[dict, dict]], list[str], list[str]]:
-    """(pairs of A's and B's grid points with the same sweep values, A's points only, B's only)."""
-    mine = {_key(r): r for r in average_repetitions(a.point_records())}
-    theirs = {_key(r): r for r in average_repetitions(b.point_records())}
+UNITS = {name: meta[0] for name, meta in {**ALL_METRICS, **CLASS_METRICS}.items()}
+
+
+def matched(a: RunDir, b: RunDir, records: tuple[list[dict], list[dict]] | None = None
+            ) -> tuple[list[tuple[dict, dict]], list[str], list[str]]:
+    """(pairs of A's and B's grid points with the same sweep values, A's points only, B's only).
+    RECORDS: A's and B's point records when the caller has read them already."""
+    recs_a, recs_b = records or (a.point_records(), b.point_records())
+    mine = {_key(r): r for r in average_repetitions(recs_a)}
+    theirs = {_key(r): r for r in average_repetitions(recs_b)}
     if not mine or not theirs:
         raise SpecError(f"{(a if not mine else b).path}: no finished points to compare")
     pairs = [(mine[k], theirs[k]) for k in mine if k in theirs]
@@ -86,8 +92,9 @@ def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
     (means over repetitions). Where a point was repeated: each mean's 95% interval and
     whether B's mean lies within the spread of A's repetitions, counted at the end; this is
     how two kernels or two builds are told apart from run-to-run noise."""
-    pairs, only_a, only_b = matched(a, b)
-    groups = [{_key(g[0]): g for g in grid_points(run.point_records())} for run in (a, b)]
+    records = (a.point_records(), b.point_records())  # read once: both the means and the repetitions
+    pairs, only_a, only_b = matched(a, b, records)
+    groups = [{_key(g[0]): g for g in grid_points(recs)} for recs in records]
     repeated = any(len(g) > 1 for side in groups for g in side.values())
     lines = [f"A: {a.path}", f"B: {b.path}"]
     judged: list[tuple[str, bool]] = []
@@ -106,7 +113,7 @@ def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
                 if delta is not None and abs(delta) <= 1e-12 * max(abs(ma), abs(mb)):
                     delta = 0.0  # a mean of the same values summed in another order
                 ratio = f"{mb / ma:8.3f}" if both and ma else f"{'–':>8s}"
-                unit = {**ALL_METRICS, **CLASS_METRICS}[name][0]
+                unit = UNITS[name]
                 line = f"  {row:24s} {_fmt(ma):>10s} {_fmt(mb):>10s} {_fmt(delta):>10s} {ratio}"
                 if repeated and both:
                     cols, within = _spread(va, vb)

@@ -52,6 +52,8 @@ PLOTS = {kind.name: kind for kind in (
              plots_links.jitter_goodput),
     PlotKind("aqm_latency", "per CC, CDFs of a sparse probe's RTT and the flows' own RTT under load, one colour "
              "per AQM; goodput and the queue's median delay below", plots_aqm.aqm_latency, ("rtt", "flows")),
+    PlotKind("headend", "per rate, a sparse probe's RTT under load, the flow's own RTT and goodput against the "
+             "buffer in ms, one colour per AQM and one line style per CC", plots_aqm.headend),
     PlotKind("fct_cdf", "short flows: FCT CDF per class and CC, and each flow's slowdown against its size (log-log)",
              plots_fct.fct_cdf, ("shortflows",)),
     PlotKind("bbr_state", "per BBR flow over time: its phase (v3's own; v1's from its pacing gain), cwnd and "

@@ -9,19 +9,10 @@ per AQM; below, each point's goodput and the queue's median delay. Under flow qu
 from __future__ import annotations
 
 from ..analysis.metrics import percentile
+from ..spec.link import FRAME_BYTES
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
-from .style import cc_of, style
-
-AQM_STYLE = {
-    "fifo": ("#444444", "droptail FIFO"), "fq_codel": ("#2ca02c", "fq_codel"), "cake": ("#9467bd", "CAKE"),
-    "codel": ("#ff7f0e", "CoDel"), "pie": ("#8c564b", "PIE"), "fq_pie": ("#e377c2", "FQ-PIE"),
-    "red": ("#d62728", "RED"),
-}
-
-
-def aqm_of(record: dict) -> str:
-    return ((record.get("link") or {}).get("aqm") or {}).get("kind", "fifo")
+from .style import AQM_STYLE, aqm_of, cc_of, style
 
 
 def _cdf(ax, values: list[float], color: str, ls: str, label: str | None) -> None:
@@ -99,4 +90,72 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
         bars.grid(False)
         qx.grid(False)
     fig.subplots_adjust(hspace=0.3, wspace=0.35)
+    return fig
+
+
+def _buffer_ms(record: dict) -> float:
+    """The point's buffer in ms at its rate, as the spec wrote it when it was given as time."""
+    buffer = record["link"]["buffer"]
+    if buffer["unit"] == "time":
+        return float(buffer["value"]) * 1e3
+    return record["metrics"]["buffer_pkts"] * FRAME_BYTES * 8 / record["link"]["rate"] * 1e3
+
+
+def headend(plt, exp, rundir: RunDir, records: list[dict]):
+    """Per rate (a column): the sparse probe's latency under load (median, bar to p95), the
+    flow's own median RTT and its goodput against the buffer in ms, one colour per queue
+    discipline and one line style per CC; beside the latency, what a full FIFO holds."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    averaged = claims_mod.average_repetitions(records)
+    rates = sorted({r["link"]["rate"] for r in averaged})
+    ccs = sorted({cc_of(r) for r in averaged})
+    aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in averaged)]
+    fig, axes = plt.subplots(3, len(rates), figsize=(max(12.0, 6.5 * len(rates)), 12), sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 2, 2]})
+    lines = ("-", "--", "-.", ":")
+    for col, rate in enumerate(rates):
+        probe_ax, own_ax, put_ax = axes[:, col]
+        here = [r for r in averaged if r["link"]["rate"] == rate]
+        xs = sorted({_buffer_ms(r) for r in here})
+        for aqm in aqms:
+            color, name = AQM_STYLE[aqm]
+            for i, cc in enumerate(ccs):
+                pts = sorted((_buffer_ms(r), r) for r in here if aqm_of(r) == aqm and cc_of(r) == cc)
+                if not pts:
+                    continue
+                st, ls = style(cc), lines[i % len(lines)]
+                x = [b for b, _ in pts]
+                p50 = [r["metrics"].get("steady_rtt_p50_ms") for _, r in pts]
+                p95 = [r["metrics"].get("steady_rtt_p95_ms") for _, r in pts]
+                probe_ax.errorbar(x, p50, yerr=[[0] * len(p50), [max(0.0, b - a) for a, b in zip(p50, p95)]],
+                                  color=color, ls=ls, marker=st["marker"], lw=1.6, capsize=3,
+                                  label=f"{name}, {st['label']} load")
+                own = [((r["metrics"].get("by_cc") or {}).get(cc) or {}).get("srtt_p50_ms") for _, r in pts]
+                own_ax.plot(x, own, color=color, ls=ls, marker=st["marker"], lw=1.6)
+                put_ax.plot(x, [r["metrics"].get("steady_goodput_mbps") for _, r in pts], color=color, ls=ls,
+                            marker=st["marker"], lw=1.6)
+        base = here[0]["metrics"]["base_rtt_ms"]
+        full = [(b, base + b) for b in (xs[0] / 1.3, xs[-1] * 1.3)] if xs else []
+        for ax in (probe_ax, own_ax):
+            ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
+            ax.plot([b for b, _ in full], [v for _, v in full], color="grey", lw=0.9, ls=(0, (6, 3)),
+                    label="base + the full buffer")
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        probe_ax.set_title(f"{rate / 1e6:g} Mbit/s, {base:g} ms base RTT")
+        probe_ax.set_ylabel("probe's RTT under load (ms)\nmedian, bar to p95")
+        own_ax.set_ylabel("the flow's own RTT (ss, ms)\nmedian")
+        put_ax.set_ylabel("steady goodput (Mbit/s)")
+        put_ax.set_ylim(0, rate / 1e6 * 1.08)
+        put_ax.axhline(rate / 1e6, color="black", lw=0.8, ls=":")
+        put_ax.set_xscale("log")
+        put_ax.set_xticks(xs, [f"{x:.0f}" for x in xs])
+        put_ax.xaxis.set_minor_formatter(NullFormatter())
+        if xs:
+            put_ax.set_xlim(xs[0] / 1.3, xs[-1] * 1.3)
+        put_ax.set_xlabel("bottleneck buffer (ms at the rate)")
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.subplots_adjust(left=0.07, right=0.8, hspace=0.12, wspace=0.25)
     return fig

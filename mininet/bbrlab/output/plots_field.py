@@ -2,7 +2,8 @@
 
 coexist_share: each congestion control's share of what was delivered against the
 bottleneck buffer (in BDPs), the Ware et al. model's prediction beside it, and any
-published point the experiment's `reference:` gives (e.g. IETF 101 at 8 BDP).
+published point the experiment's `reference:` gives (e.g. IETF 101 at 8 BDP). Points
+under an AQM (coexist-aqm) get a line style per queue discipline on the same axes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
 from ..verdicts import references
-from .style import buffer_bdp, not_drawn, style
+from .style import AQM_LINES, AQM_STYLE, aqm_of, buffer_bdp, not_drawn, style
 from ..store.results import RunDir
 
 LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")
@@ -41,22 +42,32 @@ def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[
 
 
 def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
+    """Each CC's share against the buffer; with several queue disciplines (coexist-aqm), one
+    line style per discipline on the same axes, the model beside the FIFO's points only."""
     fig, ax = plt.subplots(figsize=(13, 6))
-    shares = class_shares(records)
-    xs = sorted({x for points in shares.values() for x, *_ in points})
-    for cc, points in sorted(shares.items()):
-        st = style(cc)
-        ax.errorbar([p[0] for p in points], [p[1] for p in points],
-                    yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
-                    color=st["color"], marker=st["marker"], lw=1.8, capsize=3,
-                    label=f"{st['label']} (measured; bar: lowest-highest repetition)")
+    aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in records)]
+    xs: list[float] = []
+    for aqm in aqms:
+        shares = class_shares([r for r in records if aqm_of(r) == aqm])
+        xs = sorted(set(xs) | {x for points in shares.values() for x, *_ in points})
+        for cc, points in sorted(shares.items()):
+            st = style(cc)
+            label = (f"{st['label']} (measured; bar: lowest-highest repetition)" if aqms == ["fifo"]
+                     else f"{st['label']}, {AQM_STYLE[aqm][1]}")
+            ax.errorbar([p[0] for p in points], [p[1] for p in points],
+                        yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
+                        color=st["color"], marker=st["marker"], ls=AQM_LINES.get(aqm, "--"), lw=1.8, capsize=3,
+                        label=label)
+    fifo = [r for r in records if aqm_of(r) == "fifo"]
+    shares = class_shares(fifo)
     loss_based = [cc for cc in shares if cc in LOSS_BASED]
-    curve = model_curve(records[0], min(xs) / 1.2, max(xs) * 1.2) if xs and "bbr" in shares and loss_based else []
+    curve = model_curve(fifo[0], min(xs) / 1.2, max(xs) * 1.2) if xs and "bbr" in shares and loss_based else []
+    model = "Ware et al. model" + (" for the FIFO" if aqms != ["fifo"] else "")
     if curve:
-        ax.plot([x for x, _ in curve], [y for _, y in curve], color=style("bbr")["color"], ls="--", lw=1.2,
-                label="BBR, Ware et al. model (IMC 2019)")
+        ax.plot([x for x, _ in curve], [y for _, y in curve], color=style("bbr")["color"], ls="--", lw=1.0,
+                alpha=0.7, label=f"BBR, {model} (IMC 2019)")
         ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls="--",
-                lw=1.2, label=f"{style(loss_based[0])['label']}, Ware et al. model (the rest)")
+                lw=1.0, alpha=0.7, label=f"{style(loss_based[0])['label']}, {model} (the rest)")
     apart = references.mismatch(exp.reference, records)
     if apart:  # said in the legend rather than drawn beside numbers of another link
         not_drawn(ax, apart)

@@ -194,12 +194,7 @@ COUNT_STYLES = ("-", "--", ":", "-.")
 def buffer_retransmits(plt, exp, rundir: RunDir, records: list[dict]):
     merged = claims_mod.average_repetitions(records)
     fig, (loss_ax, good_ax) = plt.subplots(1, 2, figsize=(13, 5.5))
-
-    bdps = {id(r): buffer_bdp(r) for r in merged}  # as the file asked: 0.25, not the 0.249 of whole packets
-
-    def bdp(r):
-        return bdps[id(r)]
-
+    bdp = buffer_bdp  # as the file asked: 0.25, not the 0.249 of whole packets
     counts = sorted({len(r["flow_plan"]) for r in merged})
     for cc in sorted({cc_of(r) for r in merged}):
         st = style(cc)

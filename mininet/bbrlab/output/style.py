@@ -5,6 +5,7 @@ configured rate drawn as a step)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 FORMATS = ("png", "svg", "pdf")  # what a figure can be written as (matplotlib's own backends)
 
@@ -22,26 +23,27 @@ STYLE = {
     "hybla": {"color": "#bcbd22", "marker": "h", "label": "Hybla"},
 }
 EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"]
+# labels that differ from STYLE's within the figure being drawn (versions_named); the table
+# itself never changes
+_RENAMED: ContextVar[dict] = ContextVar("bbrlab_renamed_ccs", default={})
 
 
 @contextmanager
 def versions_named(records: list[dict]):
     """Within a figure that shows BBRv3 too, Linux's bbr is labelled "BBR v1", not "BBR"
     (the paper's figures keep the paper's name)."""
-    if "bbr3" not in {g["cc"] for r in records for g in r.get("flows") or ()}:
-        yield
-        return
-    plain = STYLE["bbr"]
-    STYLE["bbr"] = {**plain, "label": "BBR v1"}
+    shows_v3 = "bbr3" in {g["cc"] for r in records for g in r.get("flows") or ()}
+    token = _RENAMED.set({"bbr": "BBR v1"} if shows_v3 else {})
     try:
         yield
     finally:
-        STYLE["bbr"] = plain
+        _RENAMED.reset(token)
 
 
 def style(cc: str) -> dict:
     if cc in STYLE:
-        return STYLE[cc]
+        renamed = _RENAMED.get().get(cc)
+        return {**STYLE[cc], "label": renamed} if renamed else STYLE[cc]
     color = EXTRA_COLORS[sum(map(ord, cc)) % len(EXTRA_COLORS)]
     return {"color": color, "marker": "o", "label": cc}
 
@@ -49,6 +51,19 @@ def style(cc: str) -> dict:
 def cc_of(record: dict) -> str:
     ccs = sorted({g["cc"] for g in record["flows"]})
     return ccs[0] if len(ccs) == 1 else "+".join(ccs)
+
+
+# a queue discipline's colour and name in every figure that draws several (link.aqm)
+AQM_STYLE = {
+    "fifo": ("#444444", "droptail FIFO"), "fq_codel": ("#2ca02c", "fq_codel"), "cake": ("#9467bd", "CAKE"),
+    "codel": ("#ff7f0e", "CoDel"), "pie": ("#8c564b", "PIE"), "fq_pie": ("#e377c2", "FQ-PIE"),
+    "red": ("#d62728", "RED"),
+}
+AQM_LINES = {"fifo": "-", "fq_codel": "-.", "cake": ":"}  # where colour already means the CC
+
+
+def aqm_of(record: dict) -> str:
+    return ((record.get("link") or {}).get("aqm") or {}).get("kind", "fifo")
 
 
 def buffer_bdp(record: dict) -> float:

@@ -38,7 +38,7 @@ PACING_MODES = ("fq", "internal")
 
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
               "link_fidelity", "buffer_rtt", "buffer_retransmits", "coexist_share",
-              "trace_replay", "aggregation_goodput", "jitter_goodput", "aqm_latency", "fct_cdf", "bbr_state",
+              "trace_replay", "aggregation_goodput", "jitter_goodput", "aqm_latency", "headend", "fct_cdf", "bbr_state",
               "quic_rates", "quic_timeline")
 
 # Set inside EVERY host namespace (per network namespace since Linux 4.15; txrehash since
