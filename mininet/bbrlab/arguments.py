@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import log
 from .spec import experiment as spec
+from .spec.aqm import AQMS
 
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
               "every host; `bbrlab merge` combines the shards' runs")
@@ -100,6 +101,9 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
     cal.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
+    cal.add_argument("--aqm", choices=[a for a in AQMS if a != "fifo"],
+                     help="calibrate the bottleneck with this AQM, as its runs build it (its own calibration, "
+                     "which runs under that AQM are judged against; measured by itself on first use)")
     cal.set_defaults(handler="cmd_calibrate")
     exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
                         "series in long format (numbers in SI units); or flent data files")

@@ -316,11 +316,15 @@ def _strict_status(args, verdict: dict) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", args.set or [], quick=args.quick).points
+    from .spec import aqm, link
+
+    path = aqm.calibration_path(args.aqm, link.default_shaper({"aqm": args.aqm})) if args.aqm else None
+    sets = (aqm.path_sets(path) if path else []) + (args.set or [])
+    points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", sets, quick=args.quick).points
     _preflight(list(points))
     from .runs import calibrate
 
-    cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [])
+    cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [], path=path)
     print("\n".join(calibrate.table(cal)))
     whatif = "  (a what-if: runs keep using this machine's calibration)" if args.set else ""
     print(f"calibration: {cal['file']}{whatif}")
@@ -329,14 +333,27 @@ def cmd_calibrate(args) -> int:
 
 def _calibration(args, points: list[spec.Point]) -> dict | None:
     """The machine's calibration the run is judged against (measured first on first use, up
-    to the highest rate of POINTS);
+    to the highest rate of POINTS), with, under "paths", that of each AQM the points put at
+    the bottleneck (each measured the same way, up to the rate of that AQM's points);
     none for the fidelity experiment itself, which is what calibration runs."""
     if all(p.experiment == "fidelity" for p in points):  # also: no points at all
         return None
     from .runs import calibrate
+    from .spec import aqm
 
-    top = max(max([p.link.rate] + [c.rate for c in p.link.changes]) for p in points)
-    return calibrate.summary_for_run(calibrate.ensure(Path(args.results), top))
+    def top(pts: list[spec.Point]) -> float:
+        return max(max([p.link.rate] + [c.rate for c in p.link.changes]) for p in pts)
+
+    by_path: dict[str, list[spec.Point]] = {}
+    for p in points:
+        path = aqm.calibration_path(p.link.aqm.kind, p.link.shaper)
+        if path:
+            by_path.setdefault(path, []).append(p)
+    summary = calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(points)))
+    if by_path:
+        summary["paths"] = {path: calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(pts), path))
+                            for path, pts in sorted(by_path.items())}
+    return summary
 
 
 def cmd_export(args) -> int:

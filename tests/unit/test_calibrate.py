@@ -224,6 +224,7 @@ def bench(tmp_path, monkeypatch):
     lateness = {"p50_us": 60, "p99_us": 300, "max_us": 900}
     monkeypatch.setattr(calibrate, "timer_lateness", lambda: timers.append(1) or lateness)
     good: dict[float, bool] = {}
+    queues: dict[float, float] = {}  # CUBIC's standing queue under an AQM (ms), by rate
     measured: list[list[float]] = []
 
     class Run:
@@ -238,14 +239,23 @@ def bench(tmp_path, monkeypatch):
                 ok = good.get(p.link.rate, True)
                 mets = ({"link_delivery": 0.99 if ok else 0.90, "steady_link_efficiency": 0.97} if cc == "cubic"
                         else {"bbr_bw_ratio": 0.98})
-                out.append(record(p.link.rate, cc, link_peak_beyond_pause=1.01, idle_rtt_error_ms=0.3, **mets))
+                if p.link.aqm.kind != "fifo" and cc == "cubic":
+                    mets["queue_delay_p50_ms"] = queues.get(p.link.rate, 4.0)
+                rec = record(p.link.rate, cc, link_peak_beyond_pause=1.01, idle_rtt_error_ms=0.3, **mets)
+                rec["link"].update(aqm={"kind": p.link.aqm.kind, "params": [list(kv) for kv in p.link.aqm.params]},
+                                   shaper=p.link.shaper)
+                out.append(rec)
             return out
 
     def run_experiment(exp, root, **kwargs):
         measured.append(sorted({p.link.rate for p in exp.points}))
+        designs.append({(p.link.aqm.kind, p.link.shaper) for p in exp.points})
         return Run(exp, root)
 
+    designs: list[set] = []
     monkeypatch.setattr(runner, "run_experiment", run_experiment)
+    monkeypatch.setattr(calibrate, "designs", designs, raising=False)  # what each measurement built
+    monkeypatch.setattr(calibrate, "queues", queues, raising=False)
     return good, measured, timers
 
 
@@ -277,3 +287,20 @@ def test_without_a_rate_every_rate_is_measured_at_once(tmp_path, bench):
     _, measured, _ = bench
     cal = calibrate.ensure(tmp_path)
     assert measured == [[10e6, 50e6, 100e6]] and cal["faithful_up_to_bps"] == 100e6
+
+
+def test_an_aqm_path_has_a_calibration_of_its_own_that_holds_the_aqm_to_its_target(tmp_path, bench):
+    good, measured, _ = bench
+    plain = calibrate.ensure(tmp_path, 10e6)
+    fq = calibrate.ensure(tmp_path, 10e6, "fq_codel-htb")
+    assert calibrate.designs == [{("fifo", "netem")}, {("fq_codel", "htb")}]
+    assert fq["path"] == "fq_codel-htb" and fq["file"].endswith(f"{fq['key']}-fq_codel-htb.json")
+    assert fq["faithful_up_to_bps"] == 10e6 and fq["rates"][0]["aqm_target_ms"] == 5.0
+    assert calibrate.load() == plain and calibrate.load(path="fq_codel-htb") == fq  # side by side
+    assert calibrate.ensure(tmp_path, 10e6, "fq_codel-htb") == fq and len(measured) == 2  # reused
+    calibrate.queues[10e6] = 40.0  # the AQM let CUBIC's queue stand far above its target
+    calibrate.queues[50e6] = 40.0
+    cake = calibrate.ensure(tmp_path, 10e6, "cake-cake")
+    assert cake["faithful_up_to_bps"] is None
+    assert cake["gate"]["failed"] == "cubic: queue_delay_p50_ms 40.0 > 3 x the AQM's target 5 ms"
+    assert "queue cake" in calibrate.table(cake)[0]

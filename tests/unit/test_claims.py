@@ -419,6 +419,22 @@ def test_a_failed_fidelity_check_makes_points_at_its_rate_or_above_inconclusive(
         "rate=100Mbit, loss=1% and 2 more")
 
 
+def test_a_point_under_an_aqm_is_gated_by_that_aqms_own_calibration():
+    def at(mbit, aqm, value):
+        r = rec({"rate": f"{mbit}Mbit", "aqm": aqm}, m=value)
+        r["link"] = {"rate": mbit * 1e6, "aqm": {"kind": aqm}, "shaper": "netem" if aqm == "fifo" else "htb"}
+        return r
+
+    c = (claim("m", min=1),)
+    gate = {"rate_bps": 100e6, "failed": "x", "paths": {"fq_codel-htb": {"rate_bps": 20e6, "failed": "y"}}}
+    v = claims.verdict(c, [at(10, "fifo", 2), at(50, "fifo", 2), at(10, "fq_codel", 2), at(50, "fq_codel", 0.5)],
+                       gate)
+    assert v["verdict"] == "inconclusive" and v["fidelity_gate"]["points"] == ["rate=50Mbit, aqm=fq_codel"]
+    assert v["why"][0].startswith("at or above 100 Mbit/s (fq_codel-htb: 20 Mbit/s), where")
+    cake = at(50, "cake", 0.5)  # an AQM the run has no calibration of: the droptail gate binds
+    assert claims.verdict(c, [cake], gate)["verdict"] == "not reproduced"
+
+
 def test_a_failing_claim_shows_its_failed_checks_first():
     # as a verdict.json written before checks had a status reads (their "ok")
     v = {"verdict": "not reproduced", "cpu_bound_points": [], "claims": [{

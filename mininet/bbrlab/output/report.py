@@ -133,9 +133,18 @@ def _calibration_line(cal: dict | None) -> str:
     gate = cal.get("gate") or {}
     beyond = f"; beyond: {gate['failed']}" if gate.get("failed") else ""
     timer = cal.get("timer") or {}
-    return (f"calibration {cal.get('key')} ({cal.get('created')}): shaper {cal.get('shaper')}, {reach}{beyond}; "
-            f"timer lateness p99 {cell(timer.get('p99_us'), 0)} us; idle-path RTT error "
+    paths = "".join(f"; under {path}: " + _reach(c) for path, c in (cal.get("paths") or {}).items())
+    return (f"calibration {cal.get('key')} ({cal.get('created')}): shaper {cal.get('shaper')}, {reach}{beyond}"
+            f"{paths}; timer lateness p99 {cell(timer.get('p99_us'), 0)} us; idle-path RTT error "
             f"{cell(cal.get('idle_rtt_error_ms'))} ms")
+
+
+def _reach(cal: dict) -> str:
+    """How far one path's calibration vouches for the bottleneck, and why not beyond."""
+    up_to = cal.get("faithful_up_to_bps")
+    failed = (cal.get("gate") or {}).get("failed")
+    return ((f"faithful up to {up_to / 1e6:g} Mbit/s" if up_to else "faithful at no measured rate")
+            + (f" (beyond: {failed})" if failed else ""))
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None,

@@ -37,8 +37,11 @@ def fidelity_gate(rundir: RunDir, exp: Experiment) -> dict | None:
     gate = (cal or {}).get("gate")
     if not gate:
         return None
-    return {"rate_bps": float(gate["rate_bps"]), "run": cal.get("file"),
-            "failed": f"calibration {cal.get('key')}: {gate['failed']}"}
+    out = {"rate_bps": float(gate["rate_bps"]), "run": cal.get("file"),
+           "failed": f"calibration {cal.get('key')}: {gate['failed']}"}
+    paths = {path: {"rate_bps": float(c["gate"]["rate_bps"]), "failed": f"calibration of {path}: {c['gate']['failed']}"}
+             for path, c in (cal.get("paths") or {}).items() if c.get("gate")}
+    return dict(out, paths=paths) if paths else out
 
 
 def undecided(rundir: RunDir, exp: Experiment, allowed: set[str] | None = None) -> tuple[int, dict[str, int]]:

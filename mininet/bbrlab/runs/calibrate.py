@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .. import log
 from ..analysis import system_parsers
+from ..spec import aqm as aqms
 from ..spec import experiment as spec
 from ..spec.root import ROOT
 from ..errors import BbrlabError, ParseError
@@ -54,6 +55,9 @@ TARGETS = {
     "bbr_bw_ratio": ("range", (BBR_BW_FLOOR, 1.05), "bbr"),
     "steady_link_efficiency": ("min", 0.95, "cubic"),  # one CUBIC flow gets the payload capacity
 }
+# Under an AQM (a calibration path of its own), the AQM must also do its job: one backlogged
+# CUBIC flow's standing queue within this many times the AQM's target (RFC 8290's 5 ms: 15 ms)
+AQM_QUEUE_FACTOR = 3
 CYCLICTEST_SECONDS = 5
 NOT_CALIBRATED = "not calibrated above"  # a gate that says how far the machine was measured, not a failure
 
@@ -87,13 +91,15 @@ def machine_key(ident: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def path_for(key: str) -> Path:
-    return store() / f"{key}.json"
+def path_for(key: str, path: str | None = None) -> Path:
+    """Where the calibration of machine KEY is stored: the droptail bottleneck's, or that of
+    PATH (aqm.calibration_path: an AQM and its shaper) beside it."""
+    return store() / (f"{key}-{path}.json" if path else f"{key}.json")
 
 
-def load(ident: dict | None = None) -> dict | None:
-    """This machine's stored calibration, or None."""
-    found = path_for(machine_key(ident or machine()))
+def load(ident: dict | None = None, path: str | None = None) -> dict | None:
+    """This machine's stored calibration (of PATH's bottleneck design), or None."""
+    found = path_for(machine_key(ident or machine()), path)
     if not found.is_file():
         return None
     try:
@@ -161,6 +167,15 @@ def envelope(records: list[dict]) -> dict:
                     old = row.get(name)  # the worst of the points that measure it
                     row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
             row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc)]
+            target = rec["link"].get("aqm_target_s")
+            if target and cc == "cubic":  # an AQM's path: does it hold CUBIC's queue near its target?
+                row["aqm_target_ms"] = target * 1e3
+                queue = mets.get("queue_delay_p50_ms")
+                if queue is None:
+                    row["missed"].append("cubic: the queue's delay not measured under the AQM")
+                elif queue > AQM_QUEUE_FACTOR * target * 1e3:
+                    row["missed"].append(f"cubic: queue_delay_p50_ms {queue:.1f} > {AQM_QUEUE_FACTOR} x the AQM's "
+                                         f"target {target * 1e3:g} ms")
             for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
                          "cpu_core_busy_max") + (("queue_delay_p50_ms",) if cc == "cubic" else ()):
                 if mets.get(name) is not None:
@@ -195,7 +210,7 @@ def envelope(records: list[dict]) -> dict:
 
 def summary_for_run(cal: dict) -> dict:
     """What a run records of the calibration it was judged against."""
-    return {"key": cal["key"], "created": cal["created"], "shaper": cal["shaper"],
+    return {"key": cal["key"], "created": cal["created"], "shaper": cal["shaper"], "path": cal.get("path"),
             "faithful_up_to_bps": cal["faithful_up_to_bps"], "gate": cal["gate"],
             "timer": cal["timer"], "idle_rtt_error_ms": cal["idle_rtt_error_ms"], "file": cal["file"]}
 
@@ -204,11 +219,12 @@ def table(cal: dict) -> list[str]:
     """The calibration as a few lines for the terminal."""
     t = cal["timer"]
     lines = [f"calibration {cal['key']} ({cal['machine']['virtualization']}, {cal['machine']['cpus']} CPUs, "
-             f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}",
+             f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}"
+             + (f", queue {cal['path'].rsplit('-', 1)[0]}" if cal.get("path") else ", droptail queue"),
              f"  timer lateness (cyclictest, 1 ms): median {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us, "
              f"max {t['max_us']:.0f} us",
              "  rate        delivery  peak/100ms  longest pause  peak beyond  CUBIC eff.  BBR bw/rate  idle RTT err"
-             "  faithful"]
+             "  CUBIC queue  faithful"]
 
     def cell(row: dict, name: str, fmt: str) -> str:
         return fmt.format(row[name]) if row.get(name) is not None else "–"
@@ -218,7 +234,8 @@ def table(cal: dict) -> list[str]:
                      f"{cell(row, 'link_peak_ratio', '{:.3f}'):>11s} {cell(row, 'link_gap_max_ms', '{:.1f} ms'):>14s} "
                      f"{cell(row, 'link_peak_beyond_pause', '{:.3f}'):>12s} "
                      f"{cell(row, 'steady_link_efficiency', '{:.3f}'):>11s} "
-                     f"{cell(row, 'bbr_bw_ratio', '{:.3f}'):>12s} {cell(row, 'idle_rtt_error_ms', '{:+.2f} ms'):>13s}  "
+                     f"{cell(row, 'bbr_bw_ratio', '{:.3f}'):>12s} {cell(row, 'idle_rtt_error_ms', '{:+.2f} ms'):>13s} "
+                     f"{cell(row, 'queue_delay_p50_ms', '{:.1f} ms'):>12s}  "
                      f"{'yes' if row['faithful'] else 'NO: ' + '; '.join(row['missed'])}")
     up_to = cal["faithful_up_to_bps"]
     lines.append(f"  faithful up to {up_to / 1e6:g} Mbit/s" if up_to else "  faithful at no measured rate")
@@ -252,16 +269,19 @@ def _measured(cal: dict) -> set[float]:
 def _compact(record: dict) -> dict:
     """What the envelope reads of a fidelity point, kept in the calibration so that a later
     extension to higher rates judges all rates together."""
-    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"]},
+    aqm = (record["link"].get("aqm") or {})
+    target = aqms.Aqm(aqm.get("kind", aqms.FIFO), tuple(map(tuple, aqm.get("params") or ()))).target
+    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm_target_s": target},
             "flows": [{"cc": g["cc"]} for g in record["flows"]], "metrics": record["metrics"]}
 
 
 def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: list[float] | None = None,
-            extend: dict | None = None) -> dict:
+            extend: dict | None = None, path: str | None = None) -> dict:
     """Measure this machine now and store the result; returns the calibration.
 
     RATES: only these of the fidelity experiment's rates (default: all). EXTEND: a stored
-    calibration of this machine that the new rates join (its timer and points are kept)."""
+    calibration of this machine that the new rates join (its timer and points are kept).
+    PATH: the bottleneck design measured (aqm.calibration_path), the droptail one if None."""
     from . import runner  # Mininet: only when measuring
 
     ident = machine()
@@ -272,24 +292,24 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
         log.info(f"calibrate: timer lateness (cyclictest, {CYCLICTEST_SECONDS} s) ...")
         timer = timer_lateness()
     chosen = [f"rate=[{','.join(f'{r / 1e6:g}Mbit' for r in rates)}]"] if rates else []
-    exp = spec.load(EXPERIMENT, chosen + list(overrides), quick=quick)
+    exp = spec.load(EXPERIMENT, (aqms.path_sets(path) if path else []) + chosen + list(overrides), quick=quick)
     log.info(f"calibrate: the bottleneck alone at {', '.join(f'{r / 1e6:g}' for r in sorted({p.link.rate for p in exp.points}))}"
              f" Mbit/s, {len(exp.points)} points ({sum(p.duration for p in exp.points):.0f} s of flows) ...")
     rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"])
     points = [_compact(r) for r in rundir.point_records()] + (extend["points"] if extend else [])
     env = envelope(points)
     shapers = sorted({p.link.shaper for p in exp.points})
-    cal = {"format": FORMAT, "key": key, "machine": ident,
+    cal = {"format": FORMAT, "key": key, "path": path, "machine": ident,
            "created": extend["created"] if extend else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "shaper": "+".join(shapers), "timer": timer, "targets": {k: list(v) for k, v in TARGETS.items()},
            "run": str(rundir.path), "runs": (extend["runs"] if extend else []) + [str(rundir.path)],
            "quick": quick or bool(extend and extend["quick"]), "overrides": list(overrides), "points": points, **env}
     if extend is not None:
         cal["extended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    target = path_for(key)
+    target = path_for(key, path)
     cal["file"] = str(target)
     if overrides:  # a what-if (another shaper, a burst): kept beside, never used as the envelope
-        target = target.with_name(f"{key}-{time.strftime('%Y%m%d-%H%M%S')}-whatif.json")
+        target = target.with_name(f"{target.stem}-{time.strftime('%Y%m%d-%H%M%S')}-whatif.json")
         cal["file"] = str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     cal = json.loads(json.dumps(cal))  # as every later run reads it
@@ -297,27 +317,29 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     return cal
 
 
-def ensure(root: Path, top_bps: float | None = None) -> dict:
-    """This machine's calibration for a run whose highest rate is TOP_BPS: the stored one
+def ensure(root: Path, top_bps: float | None = None, path: str | None = None) -> dict:
+    """This machine's calibration (of PATH's bottleneck design, aqm.calibration_path; the
+    droptail one if None) for a run whose highest rate is TOP_BPS: the stored one
     when it covers that rate, else a measurement of the rates it lacks (only those: the
     first run measures up to what it needs, a later run at a higher rate adds the rest).
     The fidelity runs go to ROOT. A calibration that failed below TOP_BPS is not extended:
     its gate stands whatever higher rates would show."""
     rates = fidelity_rates()
     needed = rates_needed(top_bps, rates)
-    cal = load()
+    cal = load(path=path)
+    what = f"calibration of {path}" if path else "calibration"
     if cal is not None:
         missing = [r for r in needed if round(r) not in _measured(cal)]
         if not missing or cal["faithful_up_to_bps"] is None or any(not row["faithful"] for row in cal["rates"]):
             return cal
-        log.info(f"bbrlab: this machine's calibration stops at {max(_measured(cal)) / 1e6:g} Mbit/s; measuring "
+        log.info(f"bbrlab: this machine's {what} stops at {max(_measured(cal)) / 1e6:g} Mbit/s; measuring "
                  f"{', '.join(f'{r / 1e6:g}' for r in missing)} Mbit/s too (about {_minutes(missing)} min, once)")
-        cal = measure(root, rates=missing, extend=cal)
+        cal = measure(root, rates=missing, extend=cal, path=path)
     else:
-        log.info(f"bbrlab: this machine has no calibration yet; measuring it first at "
+        log.info(f"bbrlab: this machine has no {what} yet; measuring it first at "
                  f"{', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, once per "
                  "machine; a run at a higher rate adds that rate; `bbrlab calibrate` measures all again)")
-        cal = measure(root, rates=needed if needed != rates else None)
+        cal = measure(root, rates=needed if needed != rates else None, path=path)
     log.info("\n".join(table(cal)))
     return cal
 

@@ -102,6 +102,25 @@ DEFAULT_SHAPER = {"cake": "cake"}
 DEFAULT_AQM_SHAPER = "htb"
 
 
+def calibration_path(kind: str, shaper: str) -> str | None:
+    """The bottleneck design a calibration of its own vouches for: an AQM and the shaper that
+    meets the rate for it ("fq_codel-htb", "cake-cake"); None for the droptail FIFO, which the
+    machine's own calibration covers."""
+    return None if kind == FIFO else f"{kind}-{shaper}"
+
+
+def record_path(record: dict) -> str | None:
+    """calibration_path of a finished point (its record's link)."""
+    link = record.get("link") or {}
+    return calibration_path((link.get("aqm") or {}).get("kind", FIFO), link.get("shaper", ""))
+
+
+def path_sets(path: str) -> list[str]:
+    """The --set values that give an experiment PATH's design."""
+    kind, shaper = path.rsplit("-", 1)
+    return [f"aqm={kind}", f"shaper={shaper}"]
+
+
 @dataclass(frozen=True)
 class Aqm:
     kind: str = FIFO
@@ -116,6 +135,15 @@ class Aqm:
         if self.kind == "cake":
             return True
         return self.kind in MARKS_ECN and bool(dict(self.params).get("ecn"))
+
+    @property
+    def target(self) -> float | None:
+        """The standing queue the AQM aims to hold (s): CoDel's and PIE's target, CAKE's 5%
+        of its interval (tc-cake); None for a FIFO and RED, which aim at none."""
+        p = dict(self.params)
+        if self.kind == "cake":
+            return p["interval"] / 20
+        return p.get("target")
 
     def label(self) -> str:
         if self.kind == FIFO:

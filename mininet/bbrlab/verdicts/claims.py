@@ -23,6 +23,7 @@ from collections import defaultdict
 from ..analysis import classes, stats
 from ..analysis.analyze import LINK_DELIVERY_MIN
 from ..spec.claims import Claim, selects, typed
+from ..spec import aqm
 
 
 def facts(record: dict) -> dict:
@@ -205,6 +206,12 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
     return {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
 
 
+def _gate_of(record: dict, gate: dict) -> dict:
+    """The gate that binds RECORD: its AQM's own calibration where the run recorded one
+    (gate["paths"]), else the droptail bottleneck's."""
+    return (gate.get("paths") or {}).get(aqm.record_path(record)) or gate
+
+
 def _top_rate(record: dict) -> float:
     link = record.get("link") or {}
     return max([link.get("rate", 0.0)] + [c["rate"] for c in link.get("changes") or []])
@@ -238,8 +245,9 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
         if len(found) > 3:
             why.append(f"{title}: and {len(found) - 3} more checks")
     used = {name for r in results for c in r["checks"] for name in c["points"]}
-    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s, where this machine's emulator failed its "
-             "fidelity check") if gate else GATED
+    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s"
+             + "".join(f" ({path}: {g['rate_bps'] / 1e6:g} Mbit/s)" for path, g in (gate.get("paths") or {}).items())
+             + ", where this machine's emulator failed its fidelity check") if gate else GATED
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
@@ -261,7 +269,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
 
     marked = {CPU_BOUND: flagged(lambda r: r["metrics"].get("cpu_bound")),
               LINK_SHORT: flagged(lambda r: r["metrics"].get("link_short")),
-              GATED: flagged(lambda r: _top_rate(r) >= gate["rate_bps"]) if gate else []}
+              GATED: flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []}
     untrusted: dict[str, list[str]] = defaultdict(list)
     for reason, names in marked.items():
         for name in names:
