@@ -1,12 +1,17 @@
 """AQM at the bottleneck for real: figure5-aqm's quick profile, CUBIC only, with ECN asked,
 so one short run shows a droptail FIFO filling, fq_codel and CAKE holding the standing queue
-near their target, and the AQMs marking instead of dropping.
+near their target, and the AQMs marking instead of dropping; each AQM judged against its
+own calibration. Then coexist-aqm's quick point (flow queuing splits a deep buffer) and
+headend's (an 800-ms buffer, FIFO against fq_codel).
 """
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import RESULTS, by_point, fresh_quick
+
+from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
@@ -57,3 +62,45 @@ def test_a_sparse_probe_skips_the_bulk_flow_s_queue_under_flow_queuing(points):
     assert points["fifo"]["metrics"]["rtt_p50_ms"] >= BASE_RTT_MS + HALF_BUFFER_MS
     for aqm in ("fq_codel", "cake"):
         assert points[aqm]["metrics"]["rtt_p50_ms"] <= BASE_RTT_MS + 2 * TARGET_MS, aqm
+
+
+def test_each_aqm_was_judged_against_its_own_calibration(points):
+    """The run measured (or reused) a calibration of each AQM's design at 10 Mbit/s: the
+    fidelity targets plus CUBIC's queue near the AQM's target."""
+    run = read_json(RunDir.latest(RESULTS / "aqm", "figure5-aqm").path / "run.json")
+    paths = run["calibration"]["paths"]
+    assert set(paths) == {"fq_codel-htb", "cake-cake"}, paths
+    for path, summary in paths.items():
+        cal = read_json(Path(summary["file"]))
+        (row,) = [r for r in cal["rates"] if r["rate_mbps"] == 10]
+        shown = ("link_delivery", "link_peak_beyond_pause", "bbr_bw_ratio", "steady_link_efficiency",
+                 "queue_delay_p50_ms", "missed")
+        print(path, {k: row.get(k) for k in shown})
+        assert cal["path"] == path and row["aqm_target_ms"] == TARGET_MS
+        assert row["queue_delay_p50_ms"] <= 3 * TARGET_MS, (path, row)
+        assert summary["faithful_up_to_bps"] == 10e6, (path, row["missed"])
+
+
+def test_flow_queuing_splits_a_deep_buffer_between_bbr_and_cubic():
+    """coexist-aqm's quick point: 1 BBR vs 1 CUBIC at 8 BDP under fq_codel, where a FIFO gives
+    CUBIC 0.60 (coexist): each flow's own queue gives each about half."""
+    rundir = fresh_quick("coexist-aqm", RESULTS / "aqm")
+    (point,) = rundir.point_records()
+    assert point["params"] == {"buffer": "8bdp", "aqm": "fq_codel"}
+    share = point["metrics"]["by_cc"]["bbr"]["share"]
+    print("BBR's share at 8 BDP under fq_codel:", share, point["metrics"]["by_cc"])
+    assert 0.35 <= share <= 0.65, share
+    assert point["metrics"]["steady_link_efficiency"] >= 0.9, point["metrics"]
+
+
+def test_a_head_end_buffer_of_800_ms_fills_under_a_fifo_and_not_under_fq_codel():
+    """headend's quick points: CUBIC behind an 800-ms buffer at 10 Mbit/s. A FIFO fills it (the
+    probe waits at least half of it); fq_codel keeps the probe near the base RTT, without
+    costing the flow its goodput."""
+    found = by_point(fresh_quick("headend", RESULTS / "aqm"))
+    fifo = found["rate=10Mbit,buffer=800ms,aqm=fifo,cc=cubic"]["metrics"]
+    fq = found["rate=10Mbit,buffer=800ms,aqm=fq_codel,cc=cubic"]["metrics"]
+    print({k: (fifo.get(k), fq.get(k)) for k in ("steady_rtt_p50_ms", "queue_delay_p50_ms", "steady_goodput_mbps")})
+    assert fifo["steady_rtt_p50_ms"] >= BASE_RTT_MS + 400, fifo["steady_rtt_p50_ms"]
+    assert fq["steady_rtt_p50_ms"] <= BASE_RTT_MS + 2 * TARGET_MS, fq["steady_rtt_p50_ms"]
+    assert fq["steady_goodput_mbps"] >= 0.9 * fifo["steady_goodput_mbps"], (fq, fifo)

@@ -141,7 +141,8 @@ def test_lab_check_rejects_other_parameters_and_an_unfinished_run():
         print(proc.stdout, proc.stderr)
         assert proc.returncode == 1, proc.stdout
         failed = [line for line in proc.stdout.splitlines() if "FAIL" in line]
-        assert len(failed) == 2, proc.stdout  # lab1-buffers is missing in both roots
+        assert len(failed) == 3, proc.stdout  # lab1-buffers and lab1-aqm are missing in both roots
         assert any(expected in line and "lab1-figure5" in line for line in failed), proc.stdout
         assert any("missing" in line and "lab1-buffers" in line for line in failed), proc.stdout
+        assert any("missing" in line and "lab1-aqm" in line for line in failed), proc.stdout
     assert "link.buffer is 100pkt, the lab's 175pkt" in bbrlab("lab", "check", "1", str(wrong), results=wrong).stdout

@@ -110,3 +110,21 @@ def test_startup_lte_quick_downloads_through_the_trace():
         assert 1.0 <= m["slowdown_p50"] < 3.0, m["slowdown_p50"]
     (one_mb,) = [c for c in judged(rundir)["claims"] if c["id"] == "bbr-faster-1mb-lte"]
     assert one_mb["status"] != "not evaluated"
+
+
+def test_cdn_mix_under_fq_codel_completes_its_flows_and_serves_the_short_ones_sooner():
+    """cdn-mix-aqm's quick point: cdn-mix's quick workload with BBR servers under fq_codel,
+    beside cdn-mix's own quick BBR point (the same flows through a FIFO, measured above)."""
+    rundir = run("cdn-mix-aqm")
+    (rec,) = rundir.point_records()
+    m = rec["metrics"]
+    assert m["flows_planned"] == 172 and m["completed_share"] >= 0.95, m
+    classes = {g["class"]: g for g in m["groups"]}
+    assert all(g["fct_p50_ms"] and g["slowdown_p50"] >= 1.0 for g in classes.values())
+    assert m["bottleneck_drops"] > 0  # CoDel dropped (no ECN): the AQM acted
+    fifo_run = RunDir.latest(RESULTS / "shortflows", "cdn-mix")
+    fifo = next(r for r in fifo_run.point_records() if r["params"]["cc"] == "bbr")["metrics"]
+    fifo_classes = {g["class"]: g for g in fifo["groups"]}
+    print({c: (fifo_classes[c]["slowdown_p95"], classes[c]["slowdown_p95"]) for c in classes})
+    assert classes["pop-to-pop"]["slowdown_p95"] < fifo_classes["pop-to-pop"]["slowdown_p95"]
+    judged(rundir)

@@ -81,7 +81,7 @@ def test_labs_are_found_by_number_name_or_folder_and_a_typo_gets_one_line():
 def test_a_complete_run_of_every_step_is_accepted(tmp_path, lab1, capsys):
     complete_lab1(tmp_path, lab1)
     findings = lab.check(lab1, [tmp_path])
-    assert [f.problem for f in findings] == [None, None]
+    assert [f.problem for f in findings] == [None, None, None]
     assert "the lab's quick parameters" in findings[0].line()
     assert cli.main(["lab", "check", "bufferbloat", str(tmp_path)]) == 0
     assert "lab 1 (bufferbloat): accepted" in capsys.readouterr().out
@@ -116,10 +116,11 @@ def test_an_unfinished_run_is_rejected_with_the_command_that_resumes_it(tmp_path
 
 def test_a_missing_step_and_an_untrusted_emulator_are_rejected(tmp_path, lab1):
     fake_run(tmp_path, lab1.runs[0].file, cpu_bound=["cc=cubic"])
-    first, second = lab.check(lab1, [tmp_path])
+    first, second, third = lab.check(lab1, [tmp_path])
     assert first.problem.startswith("the emulator did not keep up: CPU-bound at cc=cubic (close other")
     assert second.problem == "missing: no run of this experiment"
     assert second.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/buffers.yaml --quick)")
+    assert third.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/aqm.yaml --quick)")
     uncalibrated = tmp_path / "u"
     fake_run(uncalibrated, lab1.runs[0].file, calibrated=False)
     assert lab.check(lab1, [uncalibrated])[0].problem.startswith("no calibration recorded")
