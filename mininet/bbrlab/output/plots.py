@@ -136,7 +136,9 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
     params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))
     fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
-    fig.subplots_adjust(top=max(0.86, 1 - 0.84 / fig.get_size_inches()[1]))  # the title's inches, as at 6 in
+    # the title's inches: about 0.19 per line and the panels' own titles below it
+    lines = 1 + params.count("\n") + 1
+    fig.subplots_adjust(top=1 - (0.45 + 0.19 * lines) / fig.get_size_inches()[1])
     clear_legends(fig)
     return fig
 

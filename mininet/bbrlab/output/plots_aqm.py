@@ -39,7 +39,7 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
 
     ccs = sorted({cc_of(r) for r in records})
     aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in records)]
-    fig, axes = plt.subplots(2, len(ccs), figsize=(max(12.0, 6.5 * len(ccs)), 9.5), squeeze=False,
+    fig, axes = plt.subplots(2, len(ccs), figsize=(max(12.0, 6.5 * len(ccs)), 11), squeeze=False,
                              gridspec_kw={"height_ratios": [3, 2]})
     base = records[0]["metrics"]["base_rtt_ms"]
     startup = exp.points[0].sampling.startup if exp.points else 2.0
@@ -68,7 +68,8 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
         ax.set_ylabel("CDF")
         ax.set_ylim(0, 1.01)
         ax.set_title(f"{style(cc)['label']} flow: latency under load")
-        ax.legend(fontsize=7, loc="center")
+        # below the CDF, above the bars: a CDF's axis ends at 1 and the curves cross its middle
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
         merged = [r for r in averaged if cc_of(r) == cc]
         shown = [a for a in aqms if any(aqm_of(r) == a for r in merged)]
         goodput = [next(r["metrics"].get("steady_goodput_mbps") or 0 for r in merged if aqm_of(r) == a) for a in shown]
@@ -89,7 +90,7 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
         bars.set_xticks(list(xs), [AQM_STYLE[a][1] for a in shown])
         bars.grid(False)
         qx.grid(False)
-    fig.subplots_adjust(hspace=0.3, wspace=0.35)
+    fig.subplots_adjust(hspace=0.62, wspace=0.35)
     return fig
 
 
