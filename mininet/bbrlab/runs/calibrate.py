@@ -219,8 +219,7 @@ def table(cal: dict) -> list[str]:
     """The calibration as a few lines for the terminal."""
     t = cal["timer"]
     lines = [f"calibration {cal['key']} ({cal['machine']['virtualization']}, {cal['machine']['cpus']} CPUs, "
-             f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}"
-             + (f", queue {cal['path'].rsplit('-', 1)[0]}" if cal.get("path") else ", droptail queue"),
+             f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}, queue {cal.get('queue', aqms.FIFO)}",
              f"  timer lateness (cyclictest, 1 ms): median {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us, "
              f"max {t['max_us']:.0f} us",
              "  rate        delivery  peak/100ms  longest pause  peak beyond  CUBIC eff.  BBR bw/rate  idle RTT err"
@@ -299,7 +298,8 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     points = [_compact(r) for r in rundir.point_records()] + (extend["points"] if extend else [])
     env = envelope(points)
     shapers = sorted({p.link.shaper for p in exp.points})
-    cal = {"format": FORMAT, "key": key, "path": path, "machine": ident,
+    queues = sorted({p.link.aqm.kind for p in exp.points})
+    cal = {"format": FORMAT, "key": key, "path": path, "queue": "+".join(queues), "machine": ident,
            "created": extend["created"] if extend else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "shaper": "+".join(shapers), "timer": timer, "targets": {k: list(v) for k, v in TARGETS.items()},
            "run": str(rundir.path), "runs": (extend["runs"] if extend else []) + [str(rundir.path)],
