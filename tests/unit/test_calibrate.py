@@ -155,6 +155,13 @@ def test_without_a_covered_sample_the_cubic_flows_goodput_bounds_the_delivery():
     env = calibrate.envelope([record(100e6, "cubic", steady_link_efficiency=0.96, link_peak_beyond_pause=1.0),
                               record(100e6, "bbr", bbr_bw_ratio=1.01)])
     assert env["rates"][0]["missed"] == ["cubic: link_delivery 0.960 < 0.98"]
+    # under an AQM the same bound is CUBIC's back-off to a short queue, not the link's: not judged
+    aqm_records = [record(50e6, "cubic", steady_link_efficiency=0.957, link_peak_beyond_pause=0.93,
+                          queue_delay_p50_ms=3.6), record(50e6, "bbr", bbr_bw_ratio=1.014)]
+    for rec in aqm_records:
+        rec["link"].update(aqm="fq_codel", aqm_target_s=0.005)
+    (row,) = calibrate.envelope(aqm_records)["rates"]
+    assert row["faithful"] and row["link_delivery_from"] == "CUBIC's goodput (not judged under an AQM)"
 
 
 def test_a_target_no_point_measured_is_not_met():
