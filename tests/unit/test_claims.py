@@ -430,7 +430,7 @@ def test_a_point_under_an_aqm_is_gated_by_that_aqms_own_calibration():
     v = claims.verdict(c, [at(10, "fifo", 2), at(50, "fifo", 2), at(10, "fq_codel", 2), at(50, "fq_codel", 0.5)],
                        gate)
     assert v["verdict"] == "inconclusive" and v["fidelity_gate"]["points"] == ["rate=50Mbit, aqm=fq_codel"]
-    assert v["why"][0].startswith("at or above 100 Mbit/s (fq_codel-htb: 20 Mbit/s), where")
+    assert v["why"][0].startswith("at or above 100 Mbit/s (under fq_codel-htb: 20), where")
     cake = at(50, "cake", 0.5)  # an AQM the run has no calibration of: the droptail gate binds
     assert claims.verdict(c, [cake], gate)["verdict"] == "not reproduced"
 

@@ -245,8 +245,8 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
         if len(found) > 3:
             why.append(f"{title}: and {len(found) - 3} more checks")
     used = {name for r in results for c in r["checks"] for name in c["points"]}
-    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s"
-             + "".join(f" ({path}: {g['rate_bps'] / 1e6:g} Mbit/s)" for path, g in (gate.get("paths") or {}).items())
+    paths = "; ".join(f"under {path}: {g['rate_bps'] / 1e6:g}" for path, g in (gate or {}).get("paths", {}).items())
+    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s" + (f" ({paths})" if paths else "")
              + ", where this machine's emulator failed its fidelity check") if gate else GATED
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
     for reason, names in flagged.items():
