@@ -23,6 +23,7 @@ from ..spec import yaml_loader
 from ..spec.root import ROOT, require
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..store.results import MEASUREMENT, RunDir, read_json
+from ..verdicts import claims
 
 LABS = ROOT / "labs"
 MANIFEST = "lab.yaml"
@@ -162,7 +163,7 @@ def _fidelity(rundir: RunDir, meta: dict) -> str | None:
     if verdict is None:
         return "no verdict.json: the run was never summarized (`./bbrlab plot DIR` writes it)"
     gate = verdict.get("fidelity_gate") or {}
-    rate = f"{gate['rate_bps'] / 1e6:g} Mbit/s" if gate.get("rate_bps") else "its rate"
+    rate = claims.gate_rates(gate) if gate.get("rate_bps") else "its rate"
     for label, points in (("CPU-bound at", verdict.get("cpu_bound_points")),
                           ("the bottleneck sent below its rate at", verdict.get("link_short_points")),
                           (f"this machine's calibration found its emulator unfaithful from {rate}, the rate of",

@@ -206,6 +206,13 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
     return {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
 
 
+def gate_rates(gate: dict) -> str:
+    """The rates a fidelity gate sets, as text: the droptail bottleneck's, then each AQM's own
+    ("100 Mbit/s (under fq_codel-htb: 20)")."""
+    paths = "; ".join(f"under {path}: {g['rate_bps'] / 1e6:g}" for path, g in (gate.get("paths") or {}).items())
+    return f"{gate['rate_bps'] / 1e6:g} Mbit/s" + (f" ({paths})" if paths else "")
+
+
 def _gate_of(record: dict, gate: dict) -> dict:
     """The gate that binds RECORD: its AQM's own calibration where the run recorded one
     (gate["paths"]), else the droptail bottleneck's."""
@@ -245,9 +252,8 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
         if len(found) > 3:
             why.append(f"{title}: and {len(found) - 3} more checks")
     used = {name for r in results for c in r["checks"] for name in c["points"]}
-    paths = "; ".join(f"under {path}: {g['rate_bps'] / 1e6:g}" for path, g in (gate or {}).get("paths", {}).items())
-    gated = (f"at or above {gate['rate_bps'] / 1e6:g} Mbit/s" + (f" ({paths})" if paths else "")
-             + ", where this machine's emulator failed its fidelity check") if gate else GATED
+    gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check"
+             if gate else GATED)
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
