@@ -136,9 +136,10 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
     params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))
     fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
-    # the title's inches: about 0.19 per line and the panels' own titles below it
+    # the title's inches: suptitle's own margin (2% of the height), about 0.2 per line, and
+    # the panels' titles below it
     lines = 1 + params.count("\n") + 1
-    fig.subplots_adjust(top=1 - (0.45 + 0.19 * lines) / fig.get_size_inches()[1])
+    fig.subplots_adjust(top=0.98 - (0.35 + 0.2 * lines) / fig.get_size_inches()[1])
     clear_legends(fig)
     return fig
 

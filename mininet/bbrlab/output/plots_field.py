@@ -80,6 +80,7 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_xscale("log")
     if xs:
         ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.minorticks_off()  # the buffers' own ticks only (a log axis labels its minor ticks too)
         ax.set_xlim(min(xs) / 1.3, max(xs) * 1.3)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("bottleneck buffer (BDP)")
