@@ -64,6 +64,20 @@ def test_a_sparse_probe_skips_the_bulk_flow_s_queue_under_flow_queuing(points):
         assert points[aqm]["metrics"]["rtt_p50_ms"] <= BASE_RTT_MS + 2 * TARGET_MS, aqm
 
 
+def test_the_one_way_probe_puts_the_queue_on_the_data_direction_alone(points):
+    """irtt (sampling.irtt): one-way delays on the testbed's one clock. A FIFO's queue adds
+    to the data direction only; under flow queuing the probe skips it both ways."""
+    half = BASE_RTT_MS / 2
+    for aqm, point in points.items():
+        m = point["metrics"]
+        print(aqm, {k: m.get(k) for k in ("owd_data_p50_ms", "owd_return_p50_ms", "owd_loss", "rtt_p50_ms")})
+        assert m["owd_loss"] < 0.02, (aqm, m["owd_loss"])
+        assert half <= m["owd_return_p50_ms"] <= half + 5, (aqm, m["owd_return_p50_ms"])
+    fifo, fq = points["fifo"]["metrics"], points["fq_codel"]["metrics"]
+    assert fifo["owd_data_p50_ms"] >= half + HALF_BUFFER_MS, fifo["owd_data_p50_ms"]
+    assert fq["owd_data_p50_ms"] <= half + 2 * TARGET_MS, fq["owd_data_p50_ms"]
+
+
 def test_each_aqm_was_judged_against_its_own_calibration(points):
     """The run measured (or reused) a calibration of each AQM's design at 10 Mbit/s: the
     fidelity targets plus CUBIC's queue near the AQM's target."""

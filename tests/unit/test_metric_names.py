@@ -26,8 +26,8 @@ def test_every_metric_analysis_can_write_is_in_the_table():
     """Also the ones only some points write (several flows, a capture, rate changes)."""
     source = (REPO / "mininet" / "bbrlab" / "analysis" / "analyze.py").read_text()
     names = set(re.findall(r'out\["([a-z0-9_]+)"\]', source))
-    # the bottleneck's queue discipline, summarized beside it
-    names |= set(re.findall(r'out\["([a-z0-9_]+)"\]', (REPO / "mininet" / "bbrlab" / "analysis" / "aqm_metrics.py").read_text()))
+    for beside in ("aqm_metrics.py", "irtt.py"):  # the queue discipline's, irtt's probe
+        names |= set(re.findall(r'out\["([a-z0-9_]+)"\]', (REPO / "mininet" / "bbrlab" / "analysis" / beside).read_text()))
     start = source.index("out: dict = {")
     names |= set(re.findall(r'"([a-z0-9_]+)": ', source[start:source.index("\n    }\n", start)]))
     summary = metrics.summary([1.0, 2.0])

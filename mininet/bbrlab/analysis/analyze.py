@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import aqm_metrics, bbr_state, classes, fairness, fct, mathis, parsers, quic_flows, system_parsers, trace_metrics
+from . import (aqm_metrics, bbr_state, classes, fairness, fct, irtt, mathis, parsers, quic_flows, system_parsers,
+               trace_metrics)
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
 from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan, build_plan
 from ..traffic import bbr_diag
+from ..traffic import irtt as irtt_probe
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
@@ -225,6 +227,10 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
 
     _fairness(point, per_flow_series, end, series, out)
     rtts_all = _rtt(plan, raw, t0, end, startup, series, out)
+    if point.sampling.irtt:
+        trips = {f"g{group + 1}": irtt.parse(_read(raw / irtt_probe.file_name(group)), irtt_probe.file_name(group))
+                 for group, _, _ in plan.groups}
+        irtt.summarize(trips, t0, startup, end, series, out)
     out["delay_variation_ms"] = round(link.delay_variation * 1e3, 4)
     if out.get("idle_rtt_min_ms"):  # against the smallest RTT the path really has (the emulator adds its own)
         out["variation_over_min_rtt"] = round(out["delay_variation_ms"] / out["idle_rtt_min_ms"], 4)

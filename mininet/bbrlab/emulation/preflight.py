@@ -132,12 +132,12 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: s
 
 
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,
-          aqms: set[str] = frozenset(), quic: bool = False) -> None:
+          aqms: set[str] = frozenset(), quic: bool = False, owd: bool = False) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
     problems = []
-    tools = dict(TOOLS, **({"tcpdump": "tcpdump"} if pcap else {}))
+    tools = dict(TOOLS, **({"tcpdump": "tcpdump"} if pcap else {}), **({"irtt": "irtt"} if owd else {}))
     absent = sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
     if absent:
         problems.append(f"missing programs; install with: apt-get install {' '.join(absent)}")

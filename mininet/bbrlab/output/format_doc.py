@@ -119,6 +119,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "sampling.iperf_interval": ("time, at least 100ms", "500ms", "iperf3's reports"),
     "sampling.pcap": ("true or false", "false", "capture TCP headers at each receiver (tcpdump)"),
     "sampling.link_pcap": ("true or false", "false", "capture the frames leaving the bottleneck"),
+    "sampling.irtt": ("true or false", "false", "a second sparse probe beside ping (irtt, every sampling.interval): "
+                      "one-way delays of each direction, on the testbed's one clock"),
     "sampling.startup": ("time", "2s", "left out of the steady-state metrics"),
     "repeat": ("whole number, `auto`, or `{min: N, max: M}`", "1",
                f"runs of every grid point; `auto` is {spec.AUTO_REPEAT[0]} to {spec.AUTO_REPEAT[1]}, adding "

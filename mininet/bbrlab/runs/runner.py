@@ -97,7 +97,7 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
                           int(point.sysctls.get("net.ipv4.tcp_syn_retries", KERNEL_SYN_RETRIES)))
     traffic = Traffic(testbed, plan.flows, plan.events, raw, point.sampling.iperf_interval, grace, TOOLS)
     samplers = Samplers(testbed, plan, raw, point.sampling.interval, point.sampling.ss_interval,
-                        point.sampling.pcap, point.sampling.link_pcap)
+                        point.sampling.pcap, point.sampling.link_pcap, point.sampling.irtt)
     link_schedule = LinkSchedule(testbed, plan.schedule, raw)  # a trace's rates (schedule.py); else idle
     shorts = ShortFlows(testbed, plan, raw, grace)  # classes of many short flows (flows.*.workload)
     begun = time.monotonic()

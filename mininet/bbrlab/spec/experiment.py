@@ -72,7 +72,7 @@ SWEEPABLE = (
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
             "repeat", "seed", "plot", "claims", "quick", "reference", "notes", "points"}
-SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "startup"}
+SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "irtt", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
 # neither starts a new run nor leaves a finished one judged by yesterday's claims.
@@ -91,6 +91,7 @@ class Sampling:
     iperf_interval: float = 0.5
     pcap: bool = False
     link_pcap: bool = False  # frame headers as they leave the bottleneck: its rate over 100 ms windows
+    irtt: bool = False  # a second sparse probe beside ping: irtt's one-way delays, each direction
     startup: float = 2.0
 
 
@@ -190,7 +191,7 @@ def _repeat(value: Any) -> tuple[int, int]:
 
 def _sampling(raw: Any) -> Sampling:
     raw = _check_keys(raw or {}, SAMPLING_KEYS, "sampling")
-    for flag in ("pcap", "link_pcap"):
+    for flag in ("pcap", "link_pcap", "irtt"):
         if not isinstance(raw.get(flag, False), bool):
             raise SpecError(f"sampling.{flag}: expected true or false, got {raw[flag]!r}")
     sampling = Sampling(
@@ -200,6 +201,7 @@ def _sampling(raw: Any) -> Sampling:
                                       allow_zero=False),
         pcap=raw.get("pcap", False),
         link_pcap=raw.get("link_pcap", False),
+        irtt=raw.get("irtt", False),
         startup=units.duration(raw.get("startup", "2s"), "sampling.startup"),
     )
     if sampling.iperf_interval < 0.1:

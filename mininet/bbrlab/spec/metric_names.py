@@ -68,6 +68,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "bottleneck_drops": ("count", "packets the bottleneck's queue dropped (an AQM's drops and overflows)"),
     "queue_delay_p50_ms": ("ms", "median wait in the bottleneck's queue after startup: its backlog at the link rate"),
     "queue_delay_p95_ms": ("ms", "95th percentile wait in the bottleneck's queue after startup"),
+    "owd_data_p50_ms": ("ms", "median one-way delay of the probe (sampling.irtt) from the senders' side to the "
+                        "receivers', after startup"),
+    "owd_data_p95_ms": ("ms", "95th percentile of the same"),
+    "owd_return_p50_ms": ("ms", "median one-way delay of the probe back, from the receivers' side, after startup"),
+    "owd_return_p95_ms": ("ms", "95th percentile of the same"),
+    "owd_loss": ("fraction", "share of the probe's packets lost either way while the flows ran (sampling.irtt)"),
     "aqm_ce_marks": ("count", "packets the AQM marked with ECN's CE instead of dropping them (tc -s)"),
     "aqm_delay_p50_ms": ("ms", "median of the AQM's own queue-delay reading (CAKE's average sojourn, "
                          "CoDel's last sojourn, PIE's estimate)"),

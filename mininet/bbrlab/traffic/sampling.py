@@ -1,6 +1,7 @@
-"""Samplers that watch a running point: ping RTT, ss -tin per sender, BBR's own state over
-netlink (bbr_diag.py) per host sending a BBR flow, the bottleneck's backlog from tc, CPU
-utilization, and tcpdump when packets are asked for.
+"""Samplers that watch a running point: ping RTT (and irtt's one-way delays when asked),
+ss -tin per sender, BBR's own state over netlink (bbr_diag.py) per host sending a BBR
+flow, the bottleneck's backlog from tc, CPU utilization, and tcpdump when packets are
+asked for.
 
 Each sampler writes its tool's raw output to a file (parsed later by parsers.py; BBR's by
 bbr_state.py), so a run keeps the evidence and metrics can be recomputed. The shell loop
@@ -16,6 +17,7 @@ interval.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 from .. import log
-from . import bbr_diag
+from . import bbr_diag, irtt
 from ..emulation.topo import Plan
 
 # `read -t` on a pipe nobody writes to is a sleep without a process.
@@ -122,7 +124,7 @@ class Samplers:
     """Start every sampler of a point; stop them all (always) at the end."""
 
     def __init__(self, testbed, plan: Plan, raw_dir: Path, interval: float, ss_interval: float, pcap: bool,
-                 link_pcap: bool = False):
+                 link_pcap: bool = False, owd: bool = False):
         self.testbed = testbed
         self.plan = plan
         self.raw_dir = raw_dir
@@ -130,8 +132,10 @@ class Samplers:
         self.ss_interval = ss_interval
         self.pcap = pcap
         self.link_pcap = link_pcap
+        self.owd = owd  # irtt beside ping (sampling.irtt)
         self.queue: QueueSampler | None = None
         self.procs: list[subprocess.Popen] = []
+        self.graceful: list[subprocess.Popen] = []  # stopped with SIGINT first: they write on it
         self.files = []
         self.cpu = CpuSampler(raw_dir / "cpu.txt")
 
@@ -147,6 +151,14 @@ class Samplers:
             # One ping per flow group (same path) from its first sender: the RTT a packet
             # sees through the shared bottleneck queue.
             self._spawn(sender, ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
+        if self.owd:
+            receivers = {f.dst: f.receiver for f in self.plan.flows} | {w.dst: w.receiver for w in self.plan.workloads}
+            for group, sender, dst in self.plan.groups:
+                self._spawn(receivers[dst], irtt.server_argv(dst), f"irtt-server-g{group + 1}.log")
+            for group, sender, dst in self.plan.groups:  # the client retries until its server answers
+                out = str(self.raw_dir / irtt.file_name(group))
+                self._spawn(sender, irtt.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
+                self.graceful.append(self.procs[-1])
         # kernel TCP only (a QUIC sender logs its own state); short flows: too many and too short for ss
         for flow in self.plan.tcp_flows():
             self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
@@ -172,6 +184,14 @@ class Samplers:
         self.cpu.stop()
         if self.queue is not None:
             self.queue.stop()
+        for proc in self.graceful:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in self.graceful:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass  # killed below with the others
         for proc in self.procs:
             if proc.poll() is None:
                 proc.terminate()
