@@ -18,7 +18,7 @@ def test_the_client_sends_sparse_small_packets_until_stopped():
     assert argv[:2] == ["irtt", "client"] and argv[-1] == "10.0.4.2:2112"
     assert argv[argv.index("-i") + 1] == "100000us" and argv[argv.index("-o") + 1] == "/tmp/x.json"
     assert argv[argv.index("-d") + 1] == "24h"  # the samplers end it with SIGINT, on which it writes
-    assert probe.server_argv("10.0.4.2") == ["irtt", "server", "-q", "-b", "10.0.4.2:2112"]
+    assert probe.server_argv("10.0.4.2") == ["irtt", "server", "-b", "10.0.4.2:2112"]
 
 
 def test_a_real_clients_json_gives_each_directions_delay():

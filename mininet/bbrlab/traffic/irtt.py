@@ -16,8 +16,8 @@ UNBOUNDED = "24h"  # the client runs until the samplers stop it (SIGINT), not fo
 
 
 def server_argv(address: str) -> list[str]:
-    """The server on the group's receiver, bound to its address only (-q: no line per client)."""
-    return ["irtt", "server", "-q", "-b", f"{address}:{PORT}"]
+    """The server on the group's receiver, bound to its address only."""
+    return ["irtt", "server", "-b", f"{address}:{PORT}"]
 
 
 def client_argv(address: str, interval: float, out: str) -> list[str]:

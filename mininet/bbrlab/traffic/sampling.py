@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .. import log
 from . import bbr_diag, irtt
+from .iperf import LISTEN_TIMEOUT, wait_listening
 from ..emulation.topo import Plan
 
 # `read -t` on a pipe nobody writes to is a sleep without a process.
@@ -155,7 +156,10 @@ class Samplers:
             receivers = {f.dst: f.receiver for f in self.plan.flows} | {w.dst: w.receiver for w in self.plan.workloads}
             for group, sender, dst in self.plan.groups:
                 self._spawn(receivers[dst], irtt.server_argv(dst), f"irtt-server-g{group + 1}.log")
-            for group, sender, dst in self.plan.groups:  # the client retries until its server answers
+            deadline = time.monotonic() + LISTEN_TIMEOUT
+            for group, sender, dst in self.plan.groups:  # a client refused by a closed port gives up
+                wait_listening(self.testbed.node(receivers[dst]), irtt.PORT, deadline, proto="u", program="irtt")
+            for group, sender, dst in self.plan.groups:
                 out = str(self.raw_dir / irtt.file_name(group))
                 self._spawn(sender, irtt.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
                 self.graceful.append(self.procs[-1])
