@@ -61,10 +61,14 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
             _cdf(ax, probe, color, "-", f"{name}: probe (ping), median {med(probe):.0f} ms")
             _cdf(ax, flows, color, "--", f"{name}: {style(cc)['label']}'s own RTT (ss), median {med(flows):.0f} ms")
         ax.axvline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(round(v))[0] in "2358" else ""))
-        ax.set_xlabel("RTT under load (ms, log scale)")
+        low, high = ax.get_xlim()
+        if high > 3 * max(low, 1e-9):  # a FIFO's seconds beside an AQM's milliseconds: log
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(round(v))[0] in "2358" else ""))
+            ax.set_xlabel("RTT under load (ms, log scale)")
+        else:  # all within a few ms of each other: a log axis would label none of them
+            ax.set_xlabel("RTT under load (ms)")
         ax.set_ylabel("CDF")
         ax.set_ylim(0, 1.01)
         ax.set_title(f"{style(cc)['label']} flow: latency under load")
