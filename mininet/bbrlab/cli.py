@@ -166,6 +166,11 @@ def cmd_suite(args) -> int:
 
         print("\n".join(estimate.suite_lines(exps, Path(args.results), parts)))
         return 0
+    if not args.experiments and parts is None:  # the whole suite: what this kernel cannot run is named, not run
+        exps = suite.runnable_here(exps)
+        points = [p for e in exps for p in e.points]
+        if not exps:
+            return EXIT_ERROR
     _preflight(points)
     from .runs import runner
 

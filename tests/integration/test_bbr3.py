@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, RESULTS, by_point, fresh_quick
 
-from bbrlab.store.results import RunDir
+from bbrlab.store.results import RunDir, read_json
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
@@ -124,3 +124,35 @@ def test_v3_loss_quick_v3_reads_random_loss_as_congestion_and_v1_does_not():
     assert rates[0] < 0.3 * rates[1], rates
     v3_flows = rundir.series(points["cc=bbr3"]["id"])["flows"].values()
     assert v3_flows and all(f.get("bbr_version") == 3 and f["bbr_phase"] for f in v3_flows)
+
+
+def test_rtt_mix_quick_both_bbrs_leave_the_low_rtt_flows_under_their_fair_share():
+    """rtt-mix's quick point: 2 flows at 5 ms against 2 at 50 ms in a 4-BDP buffer, 30 s.
+    Under v1 and under BBRv3 alike the near flows get well under their fair share of a half
+    (full length: 0.22 and 0.12), the CDN's PoP-to-PoP finding with long flows."""
+    rundir = fresh_quick("rtt-mix", RESULTS / "bbr3-rtt-mix")
+    points = by_point(rundir)
+    assert set(points) == {"buffer=4bdp,cc=bbr,rtt=50ms", "buffer=4bdp,cc=bbr3,rtt=50ms"}, set(points)
+    for cc in ("bbr", "bbr3"):
+        groups = {g["class"]: g for g in points[f"buffer=4bdp,cc={cc},rtt=50ms"]["metrics"]["groups"]}
+        assert groups["near"]["flows"] == groups["far"]["flows"] == 2
+        assert groups["near"]["rtt_ms"] == 5 and groups["far"]["rtt_ms"] == 50
+        assert groups["near"]["share"] < 0.35, (cc, groups["near"]["share"])
+        assert groups["near"]["srtt_p50_ms"] < groups["far"]["srtt_p50_ms"]
+    verdict = read_json(rundir.path / "verdict.json")
+    status = {c["id"]: c["status"] for c in verdict["claims"]}
+    assert status["v1-low-rtt-flows-get-about-half-their-fair-share"] == status["v3-does-not-change-it"] == "holds"
+
+
+def test_v3_coexist_quick_v3_leaves_cubic_more_of_a_shallow_buffer_than_v1():
+    """v3-coexist's quick point: 1 BBR vs 1 CUBIC in a 0.5-BDP buffer, 30 s. v1 takes most of
+    it (full length: 0.92), BBRv3, which bounds its data in flight after loss, far less
+    (full length: 0.60; Google's design target: coexistence with CUBIC at this BDP)."""
+    rundir = fresh_quick("v3-coexist", RESULTS / "bbr3-coexist")
+    points = by_point(rundir)
+    assert set(points) == {"buffer=0.5bdp,cc=bbr", "buffer=0.5bdp,cc=bbr3"}, set(points)
+    v1 = points["buffer=0.5bdp,cc=bbr"]["metrics"]["by_cc"]
+    v3 = points["buffer=0.5bdp,cc=bbr3"]["metrics"]["by_cc"]
+    assert set(v1) == {"bbr", "cubic"} and set(v3) == {"bbr3", "cubic"}
+    assert v1["bbr"]["share"] > 0.7, v1
+    assert v3["bbr3"]["share"] < v1["bbr"]["share"] - 0.15, (v3, v1)

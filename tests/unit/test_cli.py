@@ -542,3 +542,29 @@ def test_every_command_and_lab_subcommand_has_its_handler():
 
     named = set(handlers(arguments.parser(Path("results"))))
     assert named == set(cli.HANDLERS) and len(named) == 18
+
+
+def test_the_whole_suite_names_and_skips_what_this_kernel_cannot_run(capsys, monkeypatch, tmp_path):
+    """On Debian's 6.1 kernel the whole suite runs every experiment but those asking for bbr3,
+    and says why in one line each; asked for by name, such an experiment goes to the
+    preflight, which refuses it with how to boot the BBRv3 kernel."""
+    from bbrlab.emulation import preflight
+
+    monkeypatch.setattr(preflight, "missing_ccs", lambda ccs: sorted(ccs & {"bbr3"}))
+    monkeypatch.setattr(preflight, "release", lambda: "6.1.0-50-amd64")
+    ran = []
+
+    def stop(points):  # what the suite would run; stop there
+        ran.append({p.experiment for p in points})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_preflight", stop)
+    monkeypatch.setenv("BBRLAB_TRACES", str(tmp_path / "none"))
+    assert cli.main(["--results", str(tmp_path), "suite"]) == 130
+    err = capsys.readouterr().err
+    v3 = {"v3-shallow", "v3-loss", "v3-coexist", "rtt-mix", "quic-jitter-tcp"}
+    assert not ran[0] & v3 and {"figure5", "coexist"} <= ran[0]
+    assert ("bbrlab: suite: skipping v3-shallow, which needs congestion control(s) bbr3, which kernel "
+            "6.1.0-50-amd64 does not offer: bbr3 (BBRv3) needs the testbed's 6.12 kernel") in err
+    assert cli.main(["--results", str(tmp_path), "suite", "v3-shallow"]) == 130
+    assert ran[1] == {"v3-shallow"}  # by name: the preflight's to refuse

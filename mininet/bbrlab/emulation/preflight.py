@@ -103,6 +103,11 @@ def offered_ccs() -> set[str]:
         return set()
 
 
+def release() -> str:
+    """The running kernel's release (uname -r)."""
+    return platform.release()
+
+
 def missing_ccs(needed: set[str]) -> list[str]:
     """Of NEEDED, the congestion controls the kernel lacks even after loading their modules."""
     for cc in needed - offered_ccs():

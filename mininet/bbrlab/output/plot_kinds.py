@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import plots_aqm, plots_bbr, plots_fct, plots_field, plots_links, plots_loss, plots_paper, plots_quic
+from . import (plots_aqm, plots_bbr, plots_classes, plots_fct, plots_field, plots_links, plots_loss, plots_paper,
+               plots_quic)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ PLOTS = {kind.name: kind for kind in (
              "of flows (IETF 101's 1.5-BDP line)", plots_loss.buffer_retransmits),
     PlotKind("coexist_share", "each CC's share of the link against the buffer, the Ware et al. model beside it",
              plots_field.coexist_share),
+    PlotKind("class_share", "per point, each class's share of the goodput against its fair share, one bar per CC "
+             "and class; each class's median smoothed RTT below", plots_classes.class_share),
     PlotKind("trace_replay", "the rate a trace offered and what the bottleneck delivered, per update interval",
              plots_field.trace_replay, ("link_rate", "flows")),
     PlotKind("aggregation_goodput",

@@ -11,9 +11,11 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
 from ..verdicts import references
-from .style import AQM_LINES, AQM_STYLE, aqm_of, buffer_bdp, not_drawn, style
+from .style import AQM_LINES, AQM_STYLE, aqm_of, buffer_bdp, cc_of, not_drawn, style
 from ..store.results import RunDir
 
+PAIR_LINES = ("-", (0, (5, 2)), "-.", ":")  # one per pairing, where colour means the CC
+MODEL_LINE = (0, (1, 3))  # the model's dotted-sparse line, apart from every measured one
 LOSS_BASED = ("cubic", "reno", "bic", "htcp", "illinois", "westwood", "hybla")
 
 
@@ -41,32 +43,54 @@ def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[
     return [(x, ware.share(x, link["rate"], link["rtt"], min(durations), n_bbr).bbr) for x in grid]
 
 
+def pairings(records: list[dict]) -> dict[str, list[dict]]:
+    """Records by the CCs their points pair ("bbr+cubic", "bbr3+cubic"), in first-seen order:
+    v3-coexist sweeps which BBR meets CUBIC, and a CC's shares from two pairings never merge."""
+    out: dict[str, list[dict]] = {}
+    for r in records:
+        out.setdefault(cc_of(r), []).append(r)
+    return out
+
+
+def _against(cc: str, pairing: str) -> str:
+    others = [style(o)["label"] for o in pairing.split("+") if o != cc]
+    return f" against {' + '.join(others)}" if others else ""
+
+
 def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     """Each CC's share against the buffer; with several queue disciplines (coexist-aqm), one
-    line style per discipline on the same axes, the model beside the FIFO's points only."""
+    line style per discipline on the same axes, the model beside the FIFO's points only; with
+    several pairings (v3-coexist: v1 or v3 against CUBIC), one line style per pairing."""
     fig, ax = plt.subplots(figsize=(13, 6))
     aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in records)]
+    pairs = pairings(records)
     xs: list[float] = []
     for aqm in aqms:
-        shares = class_shares([r for r in records if aqm_of(r) == aqm])
-        xs = sorted(set(xs) | {x for points in shares.values() for x, *_ in points})
-        for cc, points in sorted(shares.items()):
-            st = style(cc)
-            label = (f"{st['label']} (measured; bar: lowest-highest repetition)" if aqms == ["fifo"]
-                     else f"{st['label']}, {AQM_STYLE[aqm][1]}")
-            ax.errorbar([p[0] for p in points], [p[1] for p in points],
-                        yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
-                        color=st["color"], marker=st["marker"], ls=AQM_LINES.get(aqm, "--"), lw=1.8, capsize=3,
-                        label=label)
-    fifo = [r for r in records if aqm_of(r) == "fifo"]
+        for k, (pairing, recs) in enumerate(pairs.items()):
+            shares = class_shares([r for r in recs if aqm_of(r) == aqm])
+            xs = sorted(set(xs) | {x for points in shares.values() for x, *_ in points})
+            for cc, points in sorted(shares.items()):
+                st = style(cc)
+                label = st["label"] + (_against(cc, pairing) if len(pairs) > 1 else "")
+                if aqms == ["fifo"]:
+                    label += " (measured; bar: lowest-highest repetition)" if len(pairs) == 1 else ""
+                else:
+                    label += f", {AQM_STYLE[aqm][1]}"
+                ls = AQM_LINES.get(aqm, "--") if len(aqms) > 1 else PAIR_LINES[k % len(PAIR_LINES)]
+                ax.errorbar([p[0] for p in points], [p[1] for p in points],
+                            yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
+                            color=st["color"], marker=st["marker"], ls=ls, lw=1.8, capsize=3, label=label)
+    # the model is fit for v1: drawn beside the FIFO's points of a pairing with Linux's bbr
+    fifo = [r for pairing, recs in pairs.items() if "bbr" in pairing.split("+") for r in recs
+            if aqm_of(r) == "fifo"]
     shares = class_shares(fifo)
     loss_based = [cc for cc in shares if cc in LOSS_BASED]
     curve = model_curve(fifo[0], min(xs) / 1.2, max(xs) * 1.2) if xs and "bbr" in shares and loss_based else []
     model = "Ware et al. model" + (" for the FIFO" if aqms != ["fifo"] else "")
     if curve:
-        ax.plot([x for x, _ in curve], [y for _, y in curve], color=style("bbr")["color"], ls="--", lw=1.0,
-                alpha=0.7, label=f"BBR, {model} (IMC 2019)")
-        ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls="--",
+        ax.plot([x for x, _ in curve], [y for _, y in curve], color=style("bbr")["color"], ls=MODEL_LINE, lw=1.0,
+                alpha=0.7, label=f"{style('bbr')['label']}, {model} (IMC 2019)")
+        ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls=MODEL_LINE,
                 lw=1.0, alpha=0.7, label=f"{style(loss_based[0])['label']}, {model} (the rest)")
     apart = references.mismatch(exp.reference, records)
     if apart:  # said in the legend rather than drawn beside numbers of another link
@@ -86,7 +110,8 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     ax.set_xlabel("bottleneck buffer (BDP)")
     ax.set_ylabel("share of the goodput after startup")
     # beside the axes: inside, it would cover a curve somewhere, and a share's axis ends at 1
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5),
+              title="bar: lowest-highest repetition" if len(pairs) > 1 else None, title_fontsize=8)
     fig.subplots_adjust(left=0.07, right=0.72)
     return fig
 

@@ -113,6 +113,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
                   "```", *claims.verdict_lines(today, why=False), "```"]
     lines += _reference_table(exp, records)
     lines += report_field.coexist_table(exp, records)  # the field experiments' anchors
+    lines += report_field.class_table(exp, records)  # each class against its fair share
     lines += report_links.aggregation_table(exp, records) + report_links.jitter_table(exp, records)
     lines += report_quic.quic_table(exp, records)
     lines += report_field.fct_table(records)  # short flows: FCT and slowdown per class

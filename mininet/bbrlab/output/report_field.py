@@ -8,6 +8,8 @@ experiment's `reference: {goodput_mbps: {BDPs: {cc: Mbit/s}}}` gives (IETF 101 a
 short flows (fct.py): per grid point and class, the flows completed of those planned, the
 median FCT and the slowdown's median / p95 / p99 of objects up to 3 MB, and the median
 throughput of objects over 3 MB (means over repetitions).
+
+classes of long flows (rtt-mix): per point and class, its share against its fair share.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 from ..analysis import ware
 from ..verdicts import references
 from .cells import cell, mean
-from .plots_field import class_shares
+from .plots_classes import class_rows, in_file_order
+from .plots_field import class_shares, pairings
+from .style import cc_of
 
 
 def _share(values: tuple | None) -> str:
@@ -29,23 +33,26 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
     """Shares by buffer beside the model and the reference; [] for other experiments."""
     if exp.plot_kind != "coexist_share" or not records:
         return []
-    shares = class_shares(records)
-    ccs = sorted(shares)
-    if not ccs:
+    pairs = pairings(records)  # v3-coexist: v1's pairing with CUBIC and v3's, side by side
+    columns = [(pairing, cc, points) for pairing, recs in pairs.items()
+               for cc, points in sorted(class_shares(recs).items())]
+    if not columns:
         return []
-    rec = records[0]
+    rec = next((r for r in records if "bbr" in cc_of(r).split("+")), records[0])
     durations = [f["duration"] for f in rec.get("flow_plan") or () if f.get("duration")]
     n_bbr = sum(f["cc"] == "bbr" for f in rec.get("flow_plan") or ())
     apart = references.mismatch(exp.reference, records)
     ref = {} if apart else {float(x): g for x, g in (exp.reference.get("goodput_mbps") or {}).items()}
     source = exp.reference.get("source", "reference")
-    head = ["buffer (BDP)"] + [f"{cc} share" for cc in ccs] + (["BBR, Ware et al. model"] if n_bbr and durations else [])
+    head = ["buffer (BDP)"] + [f"{cc} share" + (f" ({pairing.replace('+', ' vs ')})" if len(pairs) > 1 else "")
+                               for pairing, cc, _ in columns]
+    head += ["BBR, Ware et al. model"] if n_bbr and durations else []
     head += [f"BBR share, {source}"] if ref else []
     lines = ["", "Each CC's share of the goodput after startup (mean over repetitions, lowest-highest):", "",
              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-    by_x = {cc: {p[0]: p for p in points} for cc, points in shares.items()}
-    for x in sorted({x for points in by_x.values() for x in points} | set(ref)):
-        cells = [f"{x:g}"] + [_share(by_x[cc].get(x)) for cc in ccs]
+    by_x = [{p[0]: p for p in points} for _, _, points in columns]
+    for x in sorted({x for column in by_x for x in column} | set(ref)):
+        cells = [f"{x:g}"] + [_share(column.get(x)) for column in by_x]
         if n_bbr and durations:
             cells.append(f"{ware.share(x, rec['link']['rate'], rec['link']['rtt'], min(durations), n_bbr).bbr:.2f}")
         if ref:
@@ -54,6 +61,24 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
                          if g and "bbr" in g else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines + (["", f"Not compared with {source}: {apart}."] if apart else [])
+
+
+def class_table(exp, records: list[dict]) -> list[str]:
+    """Each class's share against its fair share, per point; [] for other plot kinds."""
+    if exp.plot_kind != "class_share" or not records:
+        return []
+    lines = ["", "Each class's share of the goodput after startup against its fair share (mean over repetitions, "
+             "lowest-highest), its goodput, median smoothed RTT and retransmission rate:", "",
+             "| point | CC | class (base RTT) | flows | share | fair share | share / fair | goodput (Mbit/s) "
+             "| srtt p50 (ms) | retransmitted |", "|---" * 10 + "|"]
+    for r in in_file_order(exp, class_rows(records)):
+        spread = f" ({r['low']:.2f}-{r['high']:.2f})" if r["n"] > 1 and r["share"] is not None else ""
+        ratio = r["share"] / r["fair"] if r["share"] is not None and r["fair"] else None
+        rate = f"{100 * r['retransmit_rate']:.2f}%" if r["retransmit_rate"] is not None else "–"
+        lines.append(f"| {r['where']} | {r['cc']} | {r['class']} ({cell(r['rtt_ms'], 0)} ms) | {r['flows']} "
+                     f"| {cell(r['share'])}{spread} | {cell(r['fair'])} | {cell(ratio)} | {cell(r['goodput'])} "
+                     f"| {cell(r['srtt_p50'], 1)} | {rate} |")
+    return lines
 
 
 FCT_COLUMNS = (("FCT p50 (ms)", "fct_p50_ms", 0), ("FCT ≤ 3 MB p50 (ms)", None, 0),

@@ -62,6 +62,29 @@ def say_lacking(lacking: dict[str, MissingData], doing: str) -> None:
         log.warning(f"bbrlab: {doing} {name}, which {exc.needs}")
 
 
+def kernel_lacking(exps: list[spec.Experiment]) -> dict[str, str]:
+    """{name: what it needs} of the experiments whose congestion controls this kernel does not
+    offer even after loading their modules (bbr3 on Debian's 6.1): the whole suite runs the
+    others and names these, where an experiment asked for by name is refused by the preflight."""
+    from ..emulation import preflight
+
+    out = {}
+    for exp in exps:
+        missing = preflight.missing_ccs({g.cc for p in exp.points for g in p.flows if g.tool == "iperf3"})
+        if missing:
+            out[exp.name] = (f"needs congestion control(s) {', '.join(missing)}, which kernel {preflight.release()} "
+                             "does not offer" + (f": {preflight.BBR3_HINT}" if "bbr3" in missing else ""))
+    return out
+
+
+def runnable_here(exps: list[spec.Experiment]) -> list[spec.Experiment]:
+    """EXPS but those this kernel cannot run, each named in one line with what it needs."""
+    off = kernel_lacking(exps)
+    for name, why in off.items():
+        log.warning(f"bbrlab: suite: skipping {name}, which {why}")
+    return [e for e in exps if e.name not in off]
+
+
 def say_missing_references(exps: list[spec.Experiment]) -> None:
     """One line per experiment whose reference file is not here (it runs, compared with none)."""
     for exp in exps:

@@ -37,7 +37,7 @@ from .link import parse as _link
 PACING_MODES = ("fq", "internal")
 
 PLOT_KINDS = ("rtt_timeseries", "throughput_timeseries", "loss_goodput", "sweep_normalized", "rate_step",
-              "link_fidelity", "buffer_rtt", "buffer_retransmits", "coexist_share",
+              "link_fidelity", "buffer_rtt", "buffer_retransmits", "coexist_share", "class_share",
               "trace_replay", "aggregation_goodput", "jitter_goodput", "aqm_latency", "headend", "fct_cdf", "bbr_state",
               "quic_rates", "quic_timeline")
 
