@@ -19,7 +19,7 @@ from .store.metadata import REPO
 from .spec.root import require
 from .spec import claim_points
 from .spec.catalog import by_name, refuse_namesakes
-from .spec.datasets import FETCH, MissingData
+from .spec.datasets import MissingData
 from .spec.selection import parse_only, select, with_action
 from .store.pack import is_archive, open_run
 from .output.style import formats
@@ -153,7 +153,7 @@ def cmd_suite(args) -> int:
     if lacking and args.shard:  # every host must deal the same grid
         name, exc = next(iter(lacking.items()))
         raise SpecError(f"--shard: every host runs its part of the whole suite, but here {name} {exc.needs}")
-    suite.say_lacking(lacking, "suite: skipping")  # refused; the others run
+    suite.say_lacking(suite.needs(lacking), "suite: skipping")  # refused; the others run
     if not exps:
         return EXIT_ERROR
     suite.say_missing_references(exps)
@@ -161,13 +161,14 @@ def cmd_suite(args) -> int:
     if parts is not None:  # this host's part of the whole suite's grid
         exps = [e for e in exps if e.name in parts]
     points = [p for e in exps for p in e.points if parts is None or p.id in parts[e.name]["points"]]
+    not_here: dict[str, str] = {}
     if args.dry_run:  # the cost, on any machine: nothing is measured
         from .runs import estimate
 
         print("\n".join(estimate.suite_lines(exps, Path(args.results), parts)))
         return 0
     if not args.experiments and parts is None:  # the whole suite: what this kernel cannot run is named, not run
-        exps = suite.runnable_here(exps)
+        exps, not_here = suite.runnable_here(exps)
         points = [p for e in exps for p in e.points]
         if not exps:
             return EXIT_ERROR
@@ -191,21 +192,11 @@ def cmd_suite(args) -> int:
     except runner.Interrupted as exc:
         log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
-    walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
-    flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
     # the whole suite: what has not run is named (nothing at all ran: no report)
-    out = suite.write_report(root, *suite_experiments()) if verdicts and parts is None else None  # shards: merged
-    log.info(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
-             f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "")
-    for name, v in verdicts.items():
-        print(f"  {name:14s} {v['verdict']}")
-    if out:
-        print(f"report: {out}")
-    if failed:
-        log.error(f"bbrlab: failed to run: {', '.join(failed)}")
-    if lacking:
-        log.warning(f"bbrlab: not run for want of data: {', '.join(lacking)} (run `{FETCH}`)")
-    if failed or lacking:
+    out = (suite.write_report(root, *suite_experiments(), not_here=not_here)  # shards: merged
+           if verdicts and parts is None else None)
+    problems = suite.summarise(verdicts, out, failed, list(lacking))
+    if problems:
         return EXIT_ERROR
     if args.strict and any(v["verdict"] != "reproduced" for v in verdicts.values()):
         log.error("bbrlab: --strict: not every experiment reproduced")
@@ -242,7 +233,7 @@ def cmd_report(args) -> int:
     if not args.experiments:
         exps, lacking = suite_experiments()
     exps += [spec.build(spec.load_raw(r.path / "spec.yaml"), default_name=name) for name, r in runs.items()]
-    suite.say_lacking(lacking, "report: leaving out")
+    suite.say_lacking(suite.needs(lacking), "report: leaving out")
     out = Path(args.out) if args.out else None
     print(f"report: {suite.write_report(Path(args.results), exps, lacking, out, runs)}")
     return 0

@@ -350,7 +350,7 @@ def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypa
     before = _stored(rundir)
     monkeypatch.setattr(cli, "_preflight", lambda points: None)
     monkeypatch.setitem(sys.modules, "bbrlab.runs.runner", types.ModuleType("bbrlab.runs.runner"))  # runs nothing here
-    monkeypatch.setattr(report, "write", lambda root, exps, out=None, skipped=None, runs=None: root / "report.md")
+    monkeypatch.setattr(report, "write", lambda root, exps, out=None, skipped=None, runs=None, not_here=None: root / "report.md")
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
     code, out, err = run_cli(capsys, "--results", str(tmp_path / "results"), "suite", "step")
     assert code == 0 and "step: done" in err and "re-judged (with today's step.yaml)" in err

@@ -126,14 +126,18 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: s
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
                         f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
-    if "bbr3" in cc_missing:
-        problems.append(BBR3_HINT)
-    if "bbr_noagg" in cc_missing:
-        problems.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
-                        "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
-                        f"linux-headers-{platform.release()} and linux-source-"
-                        f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
-    return problems
+    return problems + cc_hints(cc_missing)
+
+
+def cc_hints(missing: list[str]) -> list[str]:
+    """How provisioning provides each of the testbed's own congestion controls in MISSING."""
+    hints = [BBR3_HINT] if "bbr3" in missing else []
+    if "bbr_noagg" in missing:
+        hints.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
+                     "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
+                     f"linux-headers-{platform.release()} and linux-source-"
+                     f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
+    return hints
 
 
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
+from .cells import mean
 from .style import cc_of, style
 
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # one per class, in spec order
@@ -31,22 +32,15 @@ def class_rows(records: list[dict]) -> list[dict]:
         total = sum(c.get("flows") or 0 for c in classes)
         for c in classes:
             entries = [e for r in group for e in r["metrics"].get("groups") or () if e["group"] == c["group"]]
-
-            def values(key):
-                return [e[key] for e in entries if isinstance(e.get(key), (int, float))]
-
-            def mean(key):
-                v = values(key)
-                return sum(v) / len(v) if v else None
-
-            shares = values("share")
+            shares = [e.get("share") for e in entries if isinstance(e.get("share"), (int, float))]
             rows.append({"where": _where(group[0]["params"]), "cc": cc_of(group[0]), "class": c["class"],
                          "rtt_ms": c.get("rtt_ms"), "flows": c.get("flows"),
                          "fair": (c.get("flows") or 0) / total if total else None,
-                         "share": mean("share"), "low": min(shares) if shares else None,
+                         "share": mean(e.get("share") for e in entries), "low": min(shares) if shares else None,
                          "high": max(shares) if shares else None, "n": len(group),
-                         "goodput": mean("steady_goodput_mbps"), "srtt_p50": mean("srtt_p50_ms"),
-                         "retransmit_rate": mean("retransmit_rate")})
+                         "goodput": mean(e.get("steady_goodput_mbps") for e in entries),
+                         "srtt_p50": mean(e.get("srtt_p50_ms") for e in entries),
+                         "retransmit_rate": mean(e.get("retransmit_rate") for e in entries)})
     return rows
 
 

@@ -52,6 +52,12 @@ def pairings(records: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
+def with_v1(records: list[dict]) -> list[dict]:
+    """RECORDS of the points that pair Linux's bbr (v1) with others: the Ware et al. model is
+    fit for v1, so only these are drawn or tabled beside it."""
+    return [r for r in records if "bbr" in cc_of(r).split("+")]
+
+
 def _against(cc: str, pairing: str) -> str:
     others = [style(o)["label"] for o in pairing.split("+") if o != cc]
     return f" against {' + '.join(others)}" if others else ""
@@ -81,8 +87,7 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
                             yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
                             color=st["color"], marker=st["marker"], ls=ls, lw=1.8, capsize=3, label=label)
     # the model is fit for v1: drawn beside the FIFO's points of a pairing with Linux's bbr
-    fifo = [r for pairing, recs in pairs.items() if "bbr" in pairing.split("+") for r in recs
-            if aqm_of(r) == "fifo"]
+    fifo = [r for r in with_v1(records) if aqm_of(r) == "fifo"]
     shares = class_shares(fifo)
     loss_based = [cc for cc in shares if cc in LOSS_BASED]
     curve = model_curve(fifo[0], min(xs) / 1.2, max(xs) * 1.2) if xs and "bbr" in shares and loss_based else []

@@ -149,17 +149,21 @@ def _reach(cal: dict) -> str:
 
 
 def write(root: Path, experiments: list[Experiment], out: Path | None = None,
-          skipped: dict[str, str] | None = None, runs: dict[str, RunDir] | None = None) -> Path:
+          skipped: dict[str, str] | None = None, runs: dict[str, RunDir] | None = None,
+          not_here: dict[str, str] | None = None) -> Path:
     """Write the suite's report under ROOT (default ROOT/report.md) and return its path;
     an error, and no file, when ROOT holds no finished run. SKIPPED: {experiment: what it
     needs that is not here} for those left out for want of data, named at the top. RUNS:
-    {experiment: the run to report on} (an archive's), instead of its newest under ROOT."""
+    {experiment: the run to report on} (an archive's), instead of its newest under ROOT.
+    NOT_HERE: {experiment: what it needs} for those the kernel that ran the suite cannot run;
+    one without a run is named with that, not as not run yet."""
     out = out or root / "report.md"
     sections, rows, missing, skipped = [], [], [], dict(skipped or {})
     for exp in experiments:
         rundir = (runs or {}).get(exp.name) or RunDir.newest(root, exp.name, marker="verdict.json")
         if rundir is None:
-            missing.append(exp.name)
+            if exp.name not in (not_here or {}):
+                missing.append(exp.name)
             continue
         # The spec that ran (after --quick/--set), not today's file.
         try:
@@ -184,6 +188,10 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None,
     if skipped:
         head += ["", "Left out for want of data: " + "; ".join(f"{n} {why}" for n, why in sorted(skipped.items()))
                  + "."]
+    absent = {n: why for n, why in (not_here or {}).items() if n in {e.name for e in experiments}
+              and n not in {r["name"] for r in rows}}
+    if absent:
+        head += ["", "Not run on this kernel: " + "; ".join(f"{n} {why}" for n, why in sorted(absent.items())) + "."]
     walls = [r["wall"] for r in rows if r["wall"]]
     if walls:
         head += ["", f"Suite wall time: {sum(walls):.0f} s."]

@@ -18,8 +18,7 @@ from ..analysis import ware
 from ..verdicts import references
 from .cells import cell, mean
 from .plots_classes import class_rows, in_file_order
-from .plots_field import class_shares, pairings
-from .style import cc_of
+from .plots_field import class_shares, pairings, with_v1
 
 
 def _share(values: tuple | None) -> str:
@@ -38,7 +37,7 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
                for cc, points in sorted(class_shares(recs).items())]
     if not columns:
         return []
-    rec = next((r for r in records if "bbr" in cc_of(r).split("+")), records[0])
+    rec = (with_v1(records) or records)[0]
     durations = [f["duration"] for f in rec.get("flow_plan") or () if f.get("duration")]
     n_bbr = sum(f["cc"] == "bbr" for f in rec.get("flow_plan") or ())
     apart = references.mismatch(exp.reference, records)

@@ -11,7 +11,7 @@ from . import shard as sharding
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..spec import experiment as spec
 from ..spec.catalog import name_of, refuse_any
-from ..spec.datasets import MissingData
+from ..spec.datasets import FETCH, MissingData
 from ..verdicts import references
 from ..store import metadata
 from ..store.results import RunDir
@@ -56,10 +56,15 @@ def chosen(exps: list[spec.Experiment], lacking: dict[str, MissingData], names: 
     return [e for e in exps if e.name in names], {n: exc for n, exc in lacking.items() if n in names}
 
 
-def say_lacking(lacking: dict[str, MissingData], doing: str) -> None:
-    """One line per experiment left out for want of data: what it needs, how to get it."""
-    for name, exc in lacking.items():
-        log.warning(f"bbrlab: {doing} {name}, which {exc.needs}")
+def needs(lacking: dict[str, MissingData]) -> dict[str, str]:
+    """{name: what it needs} of experiments LACKING data."""
+    return {name: exc.needs for name, exc in lacking.items()}
+
+
+def say_lacking(why: dict[str, str], doing: str) -> None:
+    """One line per experiment left out ({name: why}): what it needs, how to get it."""
+    for name, text in why.items():
+        log.warning(f"bbrlab: {doing} {name}, which {text}")
 
 
 def kernel_lacking(exps: list[spec.Experiment]) -> dict[str, str]:
@@ -68,21 +73,24 @@ def kernel_lacking(exps: list[spec.Experiment]) -> dict[str, str]:
     others and names these, where an experiment asked for by name is refused by the preflight."""
     from ..emulation import preflight
 
+    ccs = {e.name: {g.cc for p in e.points for g in p.flows if g.tool == "iperf3"} for e in exps}
+    absent = set(preflight.missing_ccs(set().union(*ccs.values())))  # the modules are tried once
     out = {}
-    for exp in exps:
-        missing = preflight.missing_ccs({g.cc for p in exp.points for g in p.flows if g.tool == "iperf3"})
+    for name, wanted in ccs.items():
+        missing = sorted(wanted & absent)
         if missing:
-            out[exp.name] = (f"needs congestion control(s) {', '.join(missing)}, which kernel {preflight.release()} "
-                             "does not offer" + (f": {preflight.BBR3_HINT}" if "bbr3" in missing else ""))
+            hints = preflight.cc_hints(missing)
+            out[name] = (f"needs congestion control(s) {', '.join(missing)}, which kernel {preflight.release()} "
+                         "does not offer" + (f": {'; '.join(hints)}" if hints else ""))
     return out
 
 
-def runnable_here(exps: list[spec.Experiment]) -> list[spec.Experiment]:
-    """EXPS but those this kernel cannot run, each named in one line with what it needs."""
+def runnable_here(exps: list[spec.Experiment]) -> tuple[list[spec.Experiment], dict[str, str]]:
+    """(EXPS but those this kernel cannot run, {name: what it needs} of those), each of them
+    named in one line."""
     off = kernel_lacking(exps)
-    for name, why in off.items():
-        log.warning(f"bbrlab: suite: skipping {name}, which {why}")
-    return [e for e in exps if e.name not in off]
+    say_lacking(off, "suite: skipping")
+    return [e for e in exps if e.name not in off], off
 
 
 def say_missing_references(exps: list[spec.Experiment]) -> None:
@@ -94,12 +102,14 @@ def say_missing_references(exps: list[spec.Experiment]) -> None:
 
 
 def write_report(root: Path, exps: list[spec.Experiment], lacking: dict[str, MissingData],
-                 out: Path | None = None, runs: dict[str, RunDir] | None = None) -> Path:
-    """The report on EXPS, naming in it those LACKING left out for want of data; RUNS: the
-    run to report on for some of them (an archive's) instead of the newest."""
+                 out: Path | None = None, runs: dict[str, RunDir] | None = None,
+                 not_here: dict[str, str] | None = None) -> Path:
+    """The report on EXPS, naming in it those LACKING left out for want of data and those
+    NOT_HERE ({name: what it needs}) this kernel cannot run; RUNS: the run to report on for
+    some of them (an archive's) instead of the newest."""
     from ..output import report  # matplotlib's figures: only when a report is written
 
-    return report.write(root, exps, out, skipped={name: exc.needs for name, exc in lacking.items()}, runs=runs)
+    return report.write(root, exps, out, skipped=needs(lacking), runs=runs, not_here=not_here)
 
 
 def shards(exps: list[spec.Experiment], shard: sharding.Shard) -> dict[str, dict]:
@@ -180,3 +190,21 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
             continue
         verdicts[exp.name] = read_json(rundir.path / "verdict.json")
     return verdicts, failed
+
+
+def summarise(verdicts: dict, report: Path | None, failed: list[str], lacking: list[str]) -> bool:
+    """The suite's last lines: its cost, each verdict, the report, what failed or lacked data
+    (FETCH gets it). True when something failed or was left out for want of data."""
+    walls = [v["overhead"]["wall_seconds"] for v in verdicts.values()]
+    flows = [v["overhead"]["configured_flow_seconds"] for v in verdicts.values()]
+    log.info(f"\nsuite: {sum(walls):.0f} s wall for {sum(flows):.0f} s of flows "
+             f"(overhead ratio {sum(walls) / sum(flows):.2f})" if sum(flows) else "")
+    for name, v in verdicts.items():
+        print(f"  {name:14s} {v['verdict']}")
+    if report:
+        print(f"report: {report}")
+    if failed:
+        log.error(f"bbrlab: failed to run: {', '.join(failed)}")
+    if lacking:
+        log.warning(f"bbrlab: not run for want of data: {', '.join(lacking)} (run `{FETCH}`)")
+    return bool(failed or lacking)
