@@ -9,6 +9,7 @@ other integration tests, with BBRLAB_EXPECT_BBR3=1 so a kernel without bbr3 fail
 On Debian's kernel they are skipped.
 """
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -55,8 +56,19 @@ def test_preflight_names_the_kernel_and_both_bbrs():
     assert "bbr (Linux's BBR v1)" in line and "bbr3 (BBRv3)" in line
 
 
-def test_v3_retransmits_less_than_v1_in_a_shallow_buffer():
-    rundir = fresh_quick("v3-shallow", RESULTS / "bbr3")
+@pytest.fixture(scope="module")
+def lab5() -> RunDir:
+    """Lab 5 (what BBRv3 changed) as its handout gives it, run once; its shallow run holds
+    v3-shallow's quick points (tests/unit/test_lab.py holds the files to that), so v3-shallow's
+    question is asked of it rather than of a second run of the same points. Its shallow run."""
+    from test_labs import ROOT, run_lab
+
+    run_lab(5)
+    return RunDir.latest(ROOT / "bbrv3", "lab5-shallow")
+
+
+def test_v3_retransmits_less_than_v1_in_a_shallow_buffer(lab5):
+    rundir = lab5
     points = by_point(rundir)
     v1, v3 = points["cc=bbr"]["metrics"], points["cc=bbr3"]["metrics"]
     assert v1["retransmit_rate"] > 0.005, v1["retransmit_rate"]  # v1 overflows half a BDP in every round
@@ -72,10 +84,7 @@ def test_v3_retransmits_less_than_v1_in_a_shallow_buffer():
     assert any(f.get("bbr_inflight_hi_pkts") for f in v3_flows)
     v1_flows = rundir.series(points["cc=bbr"]["id"])["flows"].values()
     assert all(f.get("bbr_version") == 1 for f in v1_flows)  # bbr stays v1 on the BBRv3 kernel
-    proc = subprocess.run([str(REPO / "bbrlab"), "plot", str(rundir.path), "--kind", "bbr_state"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode in (0, 3), proc.stderr
-    assert (rundir.path / "v3-shallow-bbr_state.png").stat().st_size > 10_000
+    assert (rundir.path / "lab5-shallow.png").stat().st_size > 10_000  # its plot kind: bbr_state
 
 
 def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
@@ -101,15 +110,16 @@ def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
     assert "bbr3 / cubic mean rate" in report and "bbr3: left STARTUP (s)" in report, report[-3000:]
 
 
-def test_lab5_commands_run_and_lab_check_accepts_them():
-    """Lab 5 (what BBRv3 changed) as its handout gives it, on the kernel it needs."""
-    from test_labs import ROOT, run_lab
+def test_lab5_commands_run_and_lab_check_accepts_them(lab5):
+    """Lab 5's commands ran as its handout gives them, on the kernel it needs, lab check
+    accepted them (the fixture); each run has its figure and the lab's time is kept."""
+    from test_labs import ROOT
 
-    run_lab(5)
-    shallow = by_point(RunDir.latest(ROOT / "bbrv3", "lab5-shallow"))
-    v1, v3 = shallow["cc=bbr"]["metrics"], shallow["cc=bbr3"]["metrics"]
-    assert v3["retransmit_rate"] < v1["retransmit_rate"] / 2, (v3["retransmit_rate"], v1["retransmit_rate"])
-    assert (RunDir.latest(ROOT / "bbrv3", "lab5-shallow").path / "lab5-shallow.png").stat().st_size > 10_000
+    loss = RunDir.latest(ROOT / "bbrv3", "lab5-loss")
+    for rundir in (lab5, loss):
+        name = rundir.path.parent.name
+        assert (rundir.path / f"{name}.png").stat().st_size > 10_000, name
+    assert json.loads((ROOT / "times.json").read_text())["bbrv3"] > 0
 
 
 def test_v3_loss_quick_v3_reads_random_loss_as_congestion_and_v1_does_not():

@@ -168,3 +168,15 @@ def test_lab3_coexist_quick_is_coexist_quick_at_1_and_16_bdp():
     lab3, coexist = points(REPO / "labs/3-fairness/coexist.yaml"), points(REPO / "experiments/coexist.yaml")
     shared = ["buffer=1bdp,rep1", "buffer=16bdp,rep1"]
     assert {pid: lab3[pid] for pid in shared} == {pid: coexist[pid] for pid in shared}
+
+
+def test_lab5_shallow_quick_holds_v3_shallow_quick():
+    """CI asks v3-shallow's question (v3 retransmits less than v1 in half a BDP) of lab 5's
+    shallow run (tests/integration/test_bbr3.py): that holds only while v3-shallow's quick
+    points are lab 5's."""
+    def points(file: Path) -> dict:
+        return {p.id: (p.link, p.pacing, p.flows, p.sysctls, p.sampling) for p in spec.load(file, quick=True).points}
+
+    lab5, shallow = points(REPO / "labs/5-bbrv3/shallow.yaml"), points(REPO / "experiments/v3-shallow.yaml")
+    assert set(shallow) == {"cc=bbr,rep1", "cc=bbr3,rep1"}
+    assert {pid: lab5.get(pid) for pid in shallow} == shallow
