@@ -104,8 +104,19 @@ start_daemon() { # start_daemon NAME: start virtlogd/libvirtd, record its pid fi
     die "$name did not start: see $run_dir/$name.log"
 }
 
+kvm_device_default() { # /dev/kvm as Debian's udev rules leave it (root:kvm 0660)
+    # Without udev (a container) /dev/kvm may be root's alone. libvirt then finds KVM "not
+    # available" for its qemu user while its probe (as root) used it, calls its cached qemu
+    # capabilities outdated at every lookup and probes qemu again: seconds idle, a minute and
+    # more under load, inside vagrant up. Debian's own mode makes the two agree.
+    [[ -c /dev/kvm ]] && getent group kvm >/dev/null || return 0
+    [[ $(stat -c %G:%a /dev/kvm) == kvm:660 ]] && return 0
+    chgrp kvm /dev/kvm && chmod 0660 /dev/kvm && log "set /dev/kvm to Debian's default, root:kvm 0660"
+}
+
 do_daemons() {
     need_root daemons
+    kvm_device_default
 
     if [[ -d /run/systemd/system ]]; then
         systemctl start virtlogd.socket libvirtd.service >&2 || die "systemctl start libvirtd failed"
@@ -115,6 +126,9 @@ do_daemons() {
     fi
     for _ in $(seq 100); do libvirt_answers && break; sleep 0.3; done
     libvirt_answers || die "libvirtd does not answer on qemu:///system (see $run_dir/libvirtd.log)"
+    # libvirt probes each qemu binary for its capabilities once (then cached): in the
+    # background, while the box is built or checked, rather than inside vagrant up
+    setsid virsh capabilities </dev/null >/dev/null 2>&1 &
     if ! virsh net-info default >/dev/null 2>&1; then
         virsh net-define /usr/share/libvirt/networks/default.xml >/dev/null \
             || die "cannot define libvirt's default network"
