@@ -36,7 +36,7 @@ def class_rows(records: list[dict]) -> list[dict]:
             rows.append({"where": _where(group[0]["params"]), "cc": cc_of(group[0]), "class": c["class"],
                          "rtt_ms": c.get("rtt_ms"), "flows": c.get("flows"),
                          "fair": (c.get("flows") or 0) / total if total else None,
-                         "share": mean(e.get("share") for e in entries), "low": min(shares) if shares else None,
+                         "share": mean(shares), "low": min(shares) if shares else None,
                          "high": max(shares) if shares else None, "n": len(group),
                          "goodput": mean(e.get("steady_goodput_mbps") for e in entries),
                          "srtt_p50": mean(e.get("srtt_p50_ms") for e in entries),

@@ -158,12 +158,12 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None,
     NOT_HERE: {experiment: what it needs} for those the kernel that ran the suite cannot run;
     one without a run is named with that, not as not run yet."""
     out = out or root / "report.md"
-    sections, rows, missing, skipped = [], [], [], dict(skipped or {})
+    sections, rows, missing, off, skipped = [], [], [], [], dict(skipped or {})
+    not_here = not_here or {}
     for exp in experiments:
         rundir = (runs or {}).get(exp.name) or RunDir.newest(root, exp.name, marker="verdict.json")
         if rundir is None:
-            if exp.name not in (not_here or {}):
-                missing.append(exp.name)
+            (off if exp.name in not_here else missing).append(exp.name)
             continue
         # The spec that ran (after --quick/--set), not today's file.
         try:
@@ -188,10 +188,8 @@ def write(root: Path, experiments: list[Experiment], out: Path | None = None,
     if skipped:
         head += ["", "Left out for want of data: " + "; ".join(f"{n} {why}" for n, why in sorted(skipped.items()))
                  + "."]
-    absent = {n: why for n, why in (not_here or {}).items() if n in {e.name for e in experiments}
-              and n not in {r["name"] for r in rows}}
-    if absent:
-        head += ["", "Not run on this kernel: " + "; ".join(f"{n} {why}" for n, why in sorted(absent.items())) + "."]
+    if off:
+        head += ["", "Not run on this kernel: " + "; ".join(f"{n} {not_here[n]}" for n in sorted(off)) + "."]
     walls = [r["wall"] for r in rows if r["wall"]]
     if walls:
         head += ["", f"Suite wall time: {sum(walls):.0f} s."]
