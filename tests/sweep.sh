@@ -42,6 +42,7 @@ vm-shard2 ansible_host=default
 [bbrlab_shards:vars]
 ansible_ssh_common_args='-F $work/ssh-config'
 ansible_python_interpreter=/usr/bin/python3
+ansible_pipelining=true
 EOF
 
 in_vm() { # in_vm SHELL-COMMAND: run it as root in the VM (through the same inventory)

@@ -21,3 +21,4 @@ echo
 echo "[bbrlab_shards:vars]"
 echo "ansible_ssh_common_args='-F $config'"
 echo "ansible_python_interpreter=/usr/bin/python3"
+echo "ansible_pipelining=true"

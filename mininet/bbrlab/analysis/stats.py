@@ -12,11 +12,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-try:
-    from scipy import stats as _scipy
-except ImportError:  # said when an interval is needed, with how to get it
-    _scipy = None
-
 from ..errors import BbrlabError
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
@@ -49,12 +44,21 @@ def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
     mean = math.fsum(values) / n
     if n == 1:
         return Interval(mean, mean, mean, 1, confidence)
-    if _scipy is None:
-        raise BbrlabError("scipy is missing (confidence intervals): apt-get install python3-scipy "
-                          "(or provision with sudo ./setup.sh)")
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(_scipy.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    half = _t_quantile((1 + confidence) / 2, n - 1) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n, confidence)
+
+
+def _t_quantile(q: float, dof: int) -> float:
+    """Student's t quantile Q with DOF degrees of freedom. scipy.stats is imported here, on
+    the first interval over several runs: importing it costs 4.4 s of a run's start in the
+    testbed's TCG guest, and a run of one repetition per point never needs it."""
+    try:
+        from scipy import stats
+    except ImportError:
+        raise BbrlabError("scipy is missing (confidence intervals): apt-get install python3-scipy "
+                          "(or provision with sudo ./setup.sh)") from None
+    return float(stats.t.ppf(q, dof))
 
 
 def classify(iv: Interval, low: float | None = None, high: float | None = None) -> str:
