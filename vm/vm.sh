@@ -14,7 +14,7 @@
 #                             (a host file is only replaced by a newer guest copy)
 #   vm/vm.sh provision-check  vagrant provision; fail unless the recap says changed=0
 #   vm/vm.sh kernel debian|bbr3  reboot the VM into Debian's 6.1 kernel or the testbed's
-#                             6.12 with BBRv3 (both are in the box), and provision it
+#                             6.12 with BBRv3 (both are in the box)
 #   vm/vm.sh ssh-config       the VM's ssh settings (host "default"), for ssh -F and Ansible
 #   vm/vm.sh destroy          destroy the VM, its volumes, and stop what we started
 #
@@ -262,10 +262,11 @@ do_kernel() { # do_kernel debian|bbr3: boot the VM into that kernel (both are in
     local want=${1:-}
     [[ $want == debian || $want == bbr3 ]] || die "usage: vm/vm.sh kernel debian|bbr3"
     require_running
-    # the box's Vagrantfile reads BBRLAB_KERNEL when the domain starts; provisioning then
-    # loads what that kernel offers (tcp_bbr3 on the BBRv3 kernel)
+    # the box's Vagrantfile reads BBRLAB_KERNEL when the domain starts. No provisioning:
+    # what it wrote serves both kernels (the netkernel role's unit loads tcp_bbr3 at boot
+    # where the kernel has it)
     pick_driver
-    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --provision 2>&1 | quiet_progress >&2 ||
+    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --no-provision 2>&1 | quiet_progress >&2 ||
         die "vagrant reload into the $want kernel failed (above)"
     local running
     running=$(vagrant_q ssh -c 'uname -r' 2>/dev/null | tr -d '\r' | tail -n1)

@@ -88,11 +88,31 @@ def test_modules_are_loaded_at_boot_and_now(netkernel):
                 listed.add(line)
     wanted = set(netkernel["netkernel_modules"])
     assert wanted <= listed, f"missing from {MODULES_LOAD_DIR}: {sorted(wanted - listed)}"
+    not_loaded = [m for m in sorted(wanted) if not loaded(m)]
+    assert not not_loaded, f"not loaded now: {not_loaded}"
+
+
+def loaded(module: str) -> bool:
+    """MODULE is loaded, or built into the running kernel."""
     builtin_list = pathlib.Path("/lib/modules", os.uname().release, "modules.builtin")
     builtin = set()
     if builtin_list.exists():
         builtin = {pathlib.Path(line).name.removesuffix(".ko") for line in builtin_list.read_text().split()}
-    not_loaded = [m for m in sorted(wanted) if not pathlib.Path("/sys/module", m).exists() and m not in builtin]
+    return pathlib.Path("/sys/module", module).exists() or module in builtin
+
+
+def test_optional_modules_this_kernel_has_are_loaded_and_loaded_at_every_boot(netkernel):
+    """tcp_bbr3 and the AQMs: loaded where the booted kernel has them, and by a unit at every
+    boot (the same file on every kernel, so a reboot into the other one needs no
+    provisioning: tests/run.sh provisions again after that reboot and expects no change,
+    which holds only if the boot loaded them)."""
+    unit = pathlib.Path("/etc/systemd/system", netkernel["netkernel_optional_unit"])
+    assert (pathlib.Path("/etc/systemd/system/sysinit.target.wants") / unit.name).resolve() == unit
+    assert "modprobe -abq " + " ".join(netkernel["netkernel_optional_modules"]) in unit.read_text()
+    has = [m for m in netkernel["netkernel_optional_modules"] if run("modinfo", "-n", m).returncode == 0]
+    assert {"sch_fq_codel", "sch_cake"} <= set(has), has  # every testbed kernel has the AQMs
+    assert ("tcp_bbr3" in has) == ("-bbrlab" in os.uname().release), has
+    not_loaded = [m for m in has if not loaded(m)]
     assert not not_loaded, f"not loaded now: {not_loaded}"
 
 
