@@ -43,7 +43,7 @@ host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
     qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
     python3 python3-yaml python3-matplotlib python3-scipy ca-certificates tar)
 # What tests/run.sh needs on the host besides: linters and the offline unit tests.
-test_packages=(yamllint ansible-lint ansible-core shellcheck flake8 python3-pytest python3-pandas
+test_packages=(yamllint ansible-lint ansible-core shellcheck flake8 python3-pytest python3-pandas python3-hypothesis
     python3-yaml python3-matplotlib python3-scipy python3-venv flent)
 
 die() { echo "vm.sh: error: $*" >&2; exit 1; }

@@ -10,6 +10,8 @@ import types
 
 import pytest
 
+import seeding
+
 try:  # the real Mininet, when this host has it
     import mininet.link  # noqa: F401
 except ImportError:  # else the two names links.py takes from it (the repository's own
@@ -25,6 +27,10 @@ except ImportError:  # else the two names links.py takes from it (the repository
         package.__spec__ = importlib.machinery.ModuleSpec("mininet", None, is_package=True)
         package.__path__ = []
         sys.modules["mininet"] = package
+
+
+def pytest_report_header(config):
+    return f"property-based tests' seed: {seeding.SEED} (BBRLAB_SEED={seeding.SEED} draws the same inputs)"
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -87,7 +87,7 @@ def no_manifest(members):
 
 @pytest.mark.parametrize(("change", "says"), [
     (flipped, "does not match its manifest's sha256: damaged"),
-    (escaping, "is not inside EXPERIMENT/STAMP/: refused"),
+    (escaping, "is not inside EXPERIMENT/STAMP/ as a run's file: refused"),
     (linked, "is a link or a device: refused"),
     (no_manifest, "no MANIFEST.json: not made by bbrlab pack"),
 ])
@@ -148,3 +148,130 @@ def test_an_unreadable_manifest_is_one_line(tmp_path, packed, capsys):
 
     code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(rewrite(archive, tmp_path, garbled)))
     assert code == 2 and "MANIFEST.json cannot be read: damaged" in err and len(err.strip().splitlines()) == 1
+
+
+def _member(name, data=b"x", kind=tarfile.REGTYPE, link=""):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info, data
+
+
+def _top(members):
+    return "/".join(members[0][0].name.split("/")[:2])
+
+
+def with_manifest(members):
+    """MEMBERS with their manifest written to match them: what an attacker would do."""
+    import hashlib
+    import json
+
+    top = _top(members)
+    files = {i.name[len(top) + 1:]: {"bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+             for i, d in members if i.isfile() and not i.name.endswith(pack.MANIFEST)}
+    manifest = json.dumps({"format": 1, "run": top, "files": files}).encode()
+    return [(i, manifest if i.name.endswith(pack.MANIFEST) else d) for i, d in members]
+
+
+def test_an_empty_component_never_writes_outside_the_results_root(tmp_path, packed, capsys):
+    """`EXPERIMENT/STAMP//abs/path` joined to an absolute path and replaced that file."""
+    _, archive = packed
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+
+    def absolute(members):
+        return with_manifest(members + [_member(f"{_top(members)}/{victim}", b"theirs\n")])
+
+    bad = rewrite(archive, tmp_path, absolute)
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(bad))
+    assert code == 2 and "is not inside EXPERIMENT/STAMP/ as a run's file: refused" in err, err
+    assert victim.read_text() == "mine\n" and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", [0, 1])
+def test_dot_as_experiment_or_stamp_is_refused(tmp_path, packed, capsys, where):
+    _, archive = packed
+
+    def dotted(members):
+        out = []
+        for info, data in members:
+            parts = info.name.split("/")
+            parts[where] = "."
+            info.name = "/".join(parts)
+            out.append((info, data))
+        return out
+
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(rewrite(archive, tmp_path, dotted)))
+    assert code == 2 and "refused" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_member_larger_than_its_manifest_says_is_refused_before_it_is_read(tmp_path, packed, capsys, monkeypatch):
+    """A 200 MB member in a small archive: its header's size against the manifest's, no read."""
+    _, archive = packed
+
+    def bomb(members):
+        return [(i, b"\0" * (200 << 20) if i.name.endswith("raw/cpu.txt") else d) for i, d in members]
+
+    bad = rewrite(archive, tmp_path, bomb)
+    assert bad.stat().st_size < 1 << 20
+    reads = []
+    real = tarfile.TarFile.extractfile
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", lambda self, m: reads.append(m.name) or real(self, m))
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(bad))
+    assert code == 2 and f"{200 << 20} bytes, its manifest says" in err, err
+    assert all(name.endswith(pack.MANIFEST) for name in reads)  # only the manifest was read
+
+
+def test_an_archive_above_the_cap_is_refused(tmp_path, packed, capsys, monkeypatch):
+    _, archive = packed
+    monkeypatch.setattr(pack, "SIZE_CAP", 1000)
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(archive))
+    assert code == 2 and "above the cap of 1000: refused" in err, err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("layout", "says"), [
+    (lambda m: m + [_member(f"{_top(m)}/run.json", b"again")], "twice: refused"),
+    (lambda m: m + [_member(f"{_top(m)}/run.json/x", b"under a file")], "is both a file and a folder: refused"),
+    (lambda m: m + [_member(f"{_top(m)}/spec.yaml", kind=tarfile.DIRTYPE)], "is both a file and a folder: refused"),
+    (lambda m: [_member(_top(m), kind=tarfile.REGTYPE)] + m, "refused"),
+    (lambda m: m + [_member(f"{_top(m)}/points/x", link="../../../..", kind=tarfile.LNKTYPE)],
+     "is a link or a device: refused"),
+])
+def test_layouts_that_crashed_are_one_line_and_leave_nothing(tmp_path, packed, capsys, layout, says):
+    _, archive = packed
+    bad = rewrite(archive, tmp_path, lambda m: with_manifest(layout(m)))
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(bad))
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_experiment_is_the_one_its_spec_names(tmp_path, packed, capsys):
+    """A folder name that is not its spec's would file the run as another experiment."""
+    _, archive = packed
+
+    def renamed(members):
+        for info, _ in members:
+            info.name = "figure5/" + info.name.split("/", 1)[1]
+        return members
+
+    code, _, err = run_cli(capsys, "--results", str(tmp_path / "r"), "unpack", str(rewrite(archive, tmp_path, renamed)))
+    assert code == 2 and "lies under 'figure5' but its spec.yaml names 'step': refused" in err, err
+
+
+def test_a_digest_mismatch_found_while_writing_leaves_nothing(tmp_path, packed, capsys):
+    """Contents are checked as they stream into a hidden folder: a late mismatch removes it."""
+    _, archive = packed
+    root = tmp_path / "r"
+    (root / "step").mkdir(parents=True)
+    code, _, err = run_cli(capsys, "--results", str(root), "unpack", str(rewrite(archive, tmp_path, flipped)))
+    assert code == 2 and "does not match its manifest's sha256" in err
+    assert list((root / "step").iterdir()) == []  # no half-written run, hidden or not
+
+
+def test_pack_refuses_a_spec_that_names_no_experiment(tmp_path, step_run):
+    run = step_run(tmp_path / "here")
+    spec_yaml = run.path / "spec.yaml"
+    spec_yaml.write_text(spec_yaml.read_text().replace("name: step", "name: ..", 1))
+    with pytest.raises(BbrlabError, match="names no experiment bbrlab can file"):
+        pack.pack(run)
