@@ -414,7 +414,9 @@ if [[ -f $box_file ]]; then
     log "cached box $box_file is current (inputs hash $hash)"
 else
     if [[ -n $bbr3_kernel ]]; then
-        # a cached build returns at once; else it prints its stages and says which step failed and why
+        # a build of these inputs made elsewhere is taken as it is (vm/kernel-prebuilt.sh); a
+        # cached build returns at once; else it prints its stages and says which step failed and why
+        "$here/kernel-prebuilt.sh" || true
         timed "the BBRv3 kernel build" "$here/build-kernel.sh" >&2 ||
             die "the BBRv3 kernel did not build (above); without BBRLAB_BBR3_KERNEL=1 the box has Debian's kernel only"
     fi
