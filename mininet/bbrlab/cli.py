@@ -241,6 +241,7 @@ def cmd_report(args) -> int:
 
 def cmd_plot(args) -> int:
     from .output import summary
+    from .verdicts import judge
     from .store.results import RunDir
 
     if len(args.dir) > 1 or args.out:
@@ -271,18 +272,18 @@ def cmd_plot(args) -> int:
     if first:
         verdict = summary.finish(rundir, ran, chosen)
         reasons = []  # that verdict already rests on the points as they are now
-    judge = ran
-    if not first and summary.stale(rundir, ran):
+    judged_by = ran
+    if not first and judge.stale(rundir, ran):
         reasons.append("with the run's spec.yaml as edited since its verdict")
     if today is not None and today.source != ran.source:
-        judge = today
+        judged_by = today
         reasons.append(f"with today's {today.name}.yaml")
     if reasons:
-        verdict = summary.rejudge(rundir, judge, "; ".join(reasons), chosen)
+        verdict = summary.rejudge(rundir, judged_by, "; ".join(reasons), chosen)
     elif not first:
         verdict = summary.redraw(rundir, ran, chosen)
     if args.kind:
-        summary.draw_kind(rundir, judge, args.kind, chosen)
+        summary.draw_kind(rundir, judged_by, args.kind, chosen)
     return _strict_status(args, verdict)
 
 
@@ -299,9 +300,9 @@ def _plot_runs(args) -> int:
 
 
 def _judging_specs(rundir) -> tuple[spec.Experiment, spec.Experiment | None]:
-    from .output import summary
+    from .verdicts import judge
 
-    return summary.judging_specs(rundir, EXPERIMENTS)
+    return judge.judging_specs(rundir, EXPERIMENTS)
 
 
 def _strict_status(args, verdict: dict) -> int:

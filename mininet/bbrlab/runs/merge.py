@@ -28,6 +28,7 @@ from .. import log
 from .. import __version__
 from ..spec import experiment as spec
 from ..output import summary
+from ..verdicts import judge
 from ..errors import BbrlabError
 from .calibrate import NOT_CALIBRATED
 from ..store.results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json, write_atomic, write_json
@@ -215,7 +216,7 @@ def _undecided(exp: spec.Experiment, merged: RunDir, root: Path) -> bool:
     points that may have more repetitions; if so, the command that adds them, said."""
     if not exp.adaptive:
         return False
-    count, names = summary.undecided(merged, exp)
+    count, names = judge.undecided(merged, exp)
     if not names:
         return False
     checks = f"{count} checks straddle their bounds" if count != 1 else "1 check straddles its bound"

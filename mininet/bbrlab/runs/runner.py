@@ -18,6 +18,7 @@ from ..analysis import analyze as analysis
 from ..verdicts import claims
 from ..store import metadata
 from ..output import summary
+from ..verdicts import judge
 from ..errors import BbrlabError, ParseError, TestbedError
 from ..emulation.net import Testbed
 from ..store.results import FORMAT_VERSION, RunDir, write_atomic, write_json
@@ -207,7 +208,7 @@ def more_repetitions(exp: Experiment, rundir: RunDir, allowed: set[str] | None =
     that has fewer than exp.repeat_max). Checks set aside as untrusted are not repeated: more
     runs of a CPU-bound point decide nothing. ALLOWED: the only grid points (as verdicts name
     them) that may be added to (a run of --only)."""
-    count, wanted = summary.undecided(rundir, exp, allowed)
+    count, wanted = judge.undecided(rundir, exp, allowed)
     points = []
     for p in exp.points:
         name = claims.point_name({"params": p.params})

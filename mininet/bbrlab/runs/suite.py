@@ -150,6 +150,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
     plot or title were edited (FOLDER holds the experiment files it was judged by).
     ({name: verdict}, [names that failed to run]); runner.Interrupted goes to the caller."""
     from ..output import summary
+    from ..verdicts import judge
     from . import runner
     from ..store.results import read_json
 
@@ -165,7 +166,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
             eta = f"; suite eta {(remaining + per_point * points_left) / 60:.0f} min"
         if finished is not None:
             log.info(f"\n=== [{n}/{len(exps)}] {exp.name}: done ({finished.path}; --fresh runs it again)")
-            ran, _ = summary.judging_specs(finished, folder)
+            ran, _ = judge.judging_specs(finished, folder)
             if not all((finished.path / f).is_file() for f in ("verdict.json", f"{exp.name}.png")):
                 summary.finish(finished, ran)  # its points are all there: its own verdict and figure
             rejudged = summary.rejudged_files(finished, exp.name)["spec"]

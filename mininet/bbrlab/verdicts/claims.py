@@ -266,7 +266,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     """All claims of an experiment, and the overall word on whether it reproduced:
     exactly one of "reproduced", "not reproduced", "inconclusive", "not evaluated".
 
-    GATE (summary.fidelity_gate): the rate from which the emulator failed its fidelity
+    GATE (judge.fidelity_gate): the rate from which the emulator failed its fidelity
     check on this machine; points at that rate or above cannot be trusted either."""
     groups = grid_points(records)
 

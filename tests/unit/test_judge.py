@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from bbrlab.spec import experiment as spec
-from bbrlab.output import summary
+from bbrlab.verdicts import judge
 from bbrlab.store.results import RunDir, write_json
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -22,17 +22,17 @@ def run(root: Path, name: str, calibration: dict | None) -> RunDir:
 
 def test_gate_comes_from_the_calibration_the_run_recorded(tmp_path):
     figure8 = spec.load(EXPERIMENTS / "figure8.yaml")
-    assert summary.fidelity_gate(run(tmp_path, "figure8", None), figure8) is None  # measured before calibration
-    gate = summary.fidelity_gate(run(tmp_path, "figure8", CALIBRATION), figure8)
+    assert judge.fidelity_gate(run(tmp_path, "figure8", None), figure8) is None  # measured before calibration
+    gate = judge.fidelity_gate(run(tmp_path, "figure8", CALIBRATION), figure8)
     assert gate == {"rate_bps": 100e6, "run": "/r/calibration/abc123def456.json",
                     "failed": "calibration abc123def456: cubic: link_delivery 0.944 < 0.98"}
     faithful = dict(CALIBRATION, gate=None)
-    assert summary.fidelity_gate(run(tmp_path, "figure8", faithful), figure8) is None
+    assert judge.fidelity_gate(run(tmp_path, "figure8", faithful), figure8) is None
 
 
 def test_the_fidelity_run_itself_has_no_gate(tmp_path):
     fidelity = spec.load(EXPERIMENTS / "fidelity.yaml")
-    assert summary.fidelity_gate(run(tmp_path, "fidelity", CALIBRATION), fidelity) is None
+    assert judge.fidelity_gate(run(tmp_path, "fidelity", CALIBRATION), fidelity) is None
 
 
 def test_overhead_says_where_a_points_time_beyond_its_flows_goes():
