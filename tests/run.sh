@@ -98,7 +98,8 @@ lint() {
     yamllint --strict .
     ansible-lint -q
     flake8 mininet tests benchmarks
-    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh vm/kernel/*.sh tests/run.sh tests/fixtures/capture.sh tests/sweep.sh .ci/run
+    shellcheck -x figure*.sh experiment.sh reproduce.sh setup.sh vm/*.sh vm/kernel/*.sh ansible/roles/*/files/*.sh \
+        tests/run.sh tests/fixtures/capture.sh tests/sweep.sh .ci/run
     # (vagrant validate: the host stage's tests/host/test_vagrantfile.py, per architecture)
 }
 

@@ -8,7 +8,8 @@
 # is pre-seeded with every package the Ansible roles install plus ansible
 # itself, so `vagrant up` + ansible_local need no network in the guest. What the
 # roles would compile under TCG is compiled here, natively (amd64): tcp_bbr_noagg,
-# and picoquic's picoquicdemo and picolog_t (from ../shared/src, else fetched at the
+# tcp_bbr410 (Linux 4.10.1's tcp_bbr.c from ../shared/src, else fetched at its pinned
+# tag), and picoquic's picoquicdemo and picolog_t (from ../shared/src, else fetched at the
 # pinned commits; cached under $BBRLAB_CACHE/picoquic by the hash of their script).
 #
 # The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script,
@@ -120,6 +121,7 @@ python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.
 packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
 noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
 picoquic_script=$repo/ansible/roles/picoquic/files/build-picoquic.sh
+bbr410_files=$repo/ansible/roles/bbr410/files
 arch_key=""
 [[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
 # The BBRv3 kernel (amd64): its cache directory's name is the hash of its inputs.
@@ -129,7 +131,7 @@ if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
     [[ -n $bbr3_kernel ]] || die "BBRLAB_BBR3_KERNEL=1, but vm/build-kernel.sh --print-dir failed (run it to see why)"
 fi
-hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script"; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script" "$bbr410_files"/*; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
     ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
 # A box with the BBRv3 kernel is cached beside the one without it, so switching
 # BBRLAB_BBR3_KERNEL back and forth rebuilds neither.
@@ -295,6 +297,26 @@ build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at na
     rm -f "$root/tmp/build-tcp-bbr-noagg.sh"
 }
 
+build_bbr410() { # build_bbr410 ROOT: the bbr410 role's module (Linux 4.10.1's BBR), built
+    # here at native speed for the box's Debian kernel; without it the role builds it in
+    # the guest, or says why it cannot. The source: ../shared/src's copy, else its URL.
+    local root=$1 release source=/tmp/bbr410/none
+    release=$(stock_release "$root")
+    mkdir -p "$root/tmp/bbr410"
+    cp "$bbr410_files"/* "$root/tmp/bbr410/"
+    if [[ -f $repo/../shared/src/linux-4.10.1-tcp_bbr.c ]]; then
+        cp "$repo/../shared/src/linux-4.10.1-tcp_bbr.c" "$root/tmp/bbr410/source.c"
+        source=/tmp/bbr410/source.c
+    fi
+    if build_in_root "$root" "tcp_bbr410 for $release" "$build_root/bbr410.log" \
+        "gcc make patch linux-headers-$release" "/tmp/bbr410/build-tcp-bbr410.sh $release $source"; then
+        log "built tcp_bbr410 (Linux 4.10.1's BBR) for $release"
+    else
+        log "warning: tcp_bbr410 not built for $release ($(tail -n1 "$build_root/bbr410.log")); provisioning will try"
+    fi
+    rm -rf "$root/tmp/bbr410"
+}
+
 build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/local of the box,
     # built here at native speed in the box's own root (its libssl), cached under
     # $cache/picoquic by the hash of the build script (which holds the pinned commits); the
@@ -363,9 +385,10 @@ EOF
     fi
     if [[ $arch == "$host_arch" ]]; then
         build_noagg "$root"
+        build_bbr410 "$root"
         build_picoquic "$root"
     else
-        log "tcp_bbr_noagg and picoquic not built for a foreign architecture: provisioning builds them (roles bbrnoagg, picoquic)"
+        log "tcp_bbr_noagg, tcp_bbr410 and picoquic not built for a foreign architecture: provisioning builds them (roles bbrnoagg, bbr410, picoquic)"
     fi
     rm -f "$root/usr/sbin/policy-rc.d"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin

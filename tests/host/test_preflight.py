@@ -67,6 +67,11 @@ def test_a_missing_bbr_noagg_says_how_provisioning_builds_it():
     assert "bbr_noagg" in text and "ansible role bbrnoagg" in text and "linux-headers-" in text
 
 
+def test_a_missing_bbr410_says_how_provisioning_builds_it():
+    text = "\n".join(preflight.kernel_problems({"bbr410"}, pacing_fq=False))
+    assert "bbr410" in text and "ansible role bbr410" in text and "Debian's 6.1 kernel" in text
+
+
 @pytest.mark.parametrize("argv", [["shell", "figure5"], ["shell", "figure5", "--only", "cc=bbr"]])
 def test_shell_on_this_host_says_one_thing_and_no_traceback(argv):
     """Without Mininet or the kernel's modules, shell refuses as run does: a point to choose,

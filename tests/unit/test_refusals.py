@@ -175,12 +175,23 @@ def test_two_files_of_one_name_are_marked_by_list_and_refused_by_run(capsys, mon
 def test_an_unknown_cc_is_refused_at_load_with_the_name_meant(capsys, cc, meant):
     message = refused(capsys, "run", "figure5", "--dry-run", "--set", f"cc={cc}")
     assert message.startswith(f"flows.0.cc: {cc!r} is not a congestion control the testbed offers "
-                              f"(did you mean {meant}?) (offered: bbr, bbr3, bbr_noagg, bic, cdg, cubic,")
+                              f"(did you mean {meant}?) (offered: bbr, bbr3, bbr410, bbr_noagg, bic, cdg, cubic,")
 
 
 def test_every_cc_of_the_testbed_is_taken(capsys):
+    assert "cc=bbr410" in dry_run(capsys, "figure8", "--set", "cc=[bbr410]", "--set", "pacing=fq", "--quick")
     for cc in ("bbr3", "bbr_noagg", "reno", "dctcp", "yeah", "westwood"):
         assert f"cc={cc}" in dry_run(capsys, "figure8", "--set", f"cc=[{cc}]", "--quick")
+
+
+def test_linux_410s_bbr_without_fq_is_warned_of(capsys):
+    """4.10's BBR never asks TCP to pace: without fq on its sender it runs unpaced (as ReBBR's
+    4.11 did), which is legitimate and said, once, on stderr."""
+    assert cli.main(["run", "figure8-versions", "--dry-run", "--quick", "--set", "pacing=internal"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: pacing: internal: bbr410 never asks TCP to pace") == 1, err
+    assert cli.main(["run", "figure8-versions", "--dry-run", "--quick"]) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 CLAIM = {"id": "c", "text": "a claim", "metric": "rtt_p50_ms", "max": 1}
@@ -350,3 +361,18 @@ def test_a_metric_missing_for_a_reason_is_judged_with_that_reason(capsys, tmp_pa
     point = next(run.points_dir.iterdir())
     assert json.loads((point / "metrics.json").read_text())["why_missing"] == {
         "adapt_time_max_s": "the flows never held 85% of 20 Mbit/s for 1 s after the change at 10 s"}
+
+
+def test_a_dry_run_and_list_say_which_kernel_a_cc_needs(capsys):
+    """Before root and the VM: bbr3 lives on the BBRv3 kernel, bbr410 on Debian's 6.1."""
+    assert ("kernel: bbr3 needs the BBRv3 kernel (6.12 with Google's BBRv3 patch); in the testbed VM: "
+            "BBRLAB_BBR3_KERNEL=1 vm/vm.sh kernel bbr3") in dry_run(capsys, "v3-loss", "--quick")
+    assert "kernel: bbr410 needs Debian's 6.1 kernel" in dry_run(capsys, "figure8-versions", "--quick")
+    assert "kernel: no one kernel offers bbr3 and bbr410" in dry_run(
+        capsys, "figure8-versions", "--quick", "--set", "cc=[bbr410, bbr3]")
+    assert "kernel:" not in dry_run(capsys, "figure8", "--quick")
+    assert cli.main(["list"]) == 0
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert listed["v3-loss"].endswith("-- bbr3 needs the BBRv3 kernel (6.12 with Google's BBRv3 patch); "
+                                      "in the testbed VM: BBRLAB_BBR3_KERNEL=1 vm/vm.sh kernel bbr3")
+    assert "needs" not in listed["figure5"]

@@ -48,6 +48,12 @@ BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 p
              "vm/build-kernel.sh builds its packages, which install on any Debian 12 host)")
 
 
+BBR410_HINT = ("bbr410 (Linux 4.10.1's BBR) is built by provisioning for Debian's 6.1 kernel (ansible role "
+               "bbr410: sudo ./setup.sh, or vagrant provision; the testbed box has it built in): it needs "
+               "linux-headers of that kernel and 4.10.1's tcp_bbr.c (fetched from kernel.org; its output says why "
+               "it skipped); on the BBRv3 kernel boot Debian's again: `BBRLAB_KERNEL=debian vm/vm.sh kernel debian`")
+
+
 QUIC_HINT = ("picoquicdemo is missing (a `tool: picoquic` flow group runs it): provisioning builds picoquic "
              "and picotls at pinned commits (ansible role picoquic: sudo ./setup.sh, or vagrant provision; the "
              "testbed box has it built in)")
@@ -55,7 +61,8 @@ QUIC_HINT = ("picoquicdemo is missing (a `tool: picoquic` flow group runs it): p
 
 def kernel_line() -> str:
     """The kernel and the BBRs it offers, by name and module (`bbrlab preflight`)."""
-    bbrs = {"bbr": "Linux's BBR v1", "bbr3": "BBRv3", "bbr_noagg": "BBR v1 without the ACK-aggregation allowance"}
+    bbrs = {"bbr": "Linux's BBR v1", "bbr3": "BBRv3", "bbr_noagg": "BBR v1 without the ACK-aggregation allowance",
+            "bbr410": "Linux 4.10.1's BBR, of 2017"}
     lacking = missing_ccs(set(bbrs))  # loads the modules on demand, as a run does
     offered = sorted(offered_ccs())
     have = [f"{cc} ({what})" for cc, what in bbrs.items() if cc not in lacking]
@@ -137,6 +144,8 @@ def cc_hints(missing: list[str]) -> list[str]:
                      "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
                      f"linux-headers-{platform.release()} and linux-source-"
                      f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
+    if "bbr410" in missing:
+        hints.append(BBR410_HINT)
     return hints
 
 

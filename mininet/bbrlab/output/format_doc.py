@@ -70,7 +70,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "link.trace_interval": ("time, whole ms from 1ms to 1s", "10ms (with link.trace)",
                             "how often the trace's rate is applied"),
     "pacing": (" or ".join(spec.PACING_MODES), "fq", "`fq` on each sender's egress, or TCP's own "
-               "(`internal`)"),
+               "(`internal`; `bbr410`, Linux 4.10's BBR, paces only through fq: under `internal` it runs unpaced, "
+               "with a warning)"),
     "cc": ("congestion control name", "none", "the congestion control of every flow group that names none "
            "(one axis for all of them)"),
     "flows": ("list of flow groups", REQUIRED, "who sends"),

@@ -13,6 +13,7 @@ STYLE = {
     "bbr": {"color": "#1f77b4", "marker": "o", "label": "BBR"},
     "bbr_noagg": {"color": "#17becf", "marker": "d", "label": "BBR without ACK-aggregation allowance"},
     "bbr3": {"color": "#6a3d9a", "marker": "p", "label": "BBRv3"},
+    "bbr410": {"color": "#08306b", "marker": "h", "label": "BBR (Linux 4.10)"},
     "cubic": {"color": "#d62728", "marker": "s", "label": "CUBIC"},
     "reno": {"color": "#2ca02c", "marker": "^", "label": "Reno"},
     "bic": {"color": "#9467bd", "marker": "v", "label": "BIC"},
@@ -30,10 +31,14 @@ _RENAMED: ContextVar[dict] = ContextVar("bbrlab_renamed_ccs", default={})
 
 @contextmanager
 def versions_named(records: list[dict]):
-    """Within a figure that shows BBRv3 too, Linux's bbr is labelled "BBR v1", not "BBR"
-    (the paper's figures keep the paper's name)."""
-    shows_v3 = "bbr3" in {g["cc"] for r in records for g in r.get("flows") or ()}
-    token = _RENAMED.set({"bbr": "BBR v1"} if shows_v3 else {})
+    """Within a figure that shows another BBR too, Linux's bbr is named by its version: "BBR v1"
+    beside BBRv3, "BBR (Linux 6.1)" beside Linux 4.10's (bbr410 is built for 6.1 only); alone
+    it keeps the paper's name."""
+    shown = {g["cc"] for r in records for g in r.get("flows") or ()}
+    renamed = {"bbr": "BBR v1"} if "bbr3" in shown else {}
+    if "bbr410" in shown:
+        renamed = {"bbr": "BBR (Linux 6.1)"}
+    token = _RENAMED.set(renamed)
     try:
         yield
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import log
-from . import claim_points, units
+from . import ccs, claim_points, units
 from .claims import same_value
 from ..errors import SpecError
 
@@ -86,6 +86,18 @@ def workload_warning(points) -> str | None:
             "the point may measure the generator's lateness, not the congestion control")
 
 
+def pacing_warning(points) -> str | None:
+    """A line when a CC that paces only through fq (Linux 4.10's BBR) runs without it: legitimate
+    (ReBBR's 4.11 ran so, with no fq), but its flows are then not paced at all."""
+    unpaced = sorted({g.cc for p in points if p.pacing != "fq" for g in p.flows
+                      if g.cc in ccs.FQ_ONLY and g.tool == "iperf3"})
+    if not unpaced:
+        return None
+    return (f"warning: pacing: internal: {', '.join(unpaced)} never asks TCP to pace and paces only through the "
+            "fq qdisc on its sender, as Linux 4.10 did: its flows run unpaced (as ReBBR's 4.11 without fq did); "
+            "pacing: fq paces them")
+
+
 def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quick: bool) -> None:
     """The checks of an experiment FILE (not of a run's archived spec.yaml): its quick
     profile (read now, not only when --quick is given), its claims against the file's own
@@ -99,6 +111,6 @@ def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quic
             raise SpecError(text if text.startswith("quick") else f"quick: {text}") from None
     whole = rebuild(quick=False) if narrowed else exp
     claim_points.check(whole.claims, whole.points)
-    warning = workload_warning(exp.points)
-    if warning:
-        log.warning(f"bbrlab: {exp.name}: {warning}")
+    for warning in (workload_warning(exp.points), pacing_warning(exp.points)):
+        if warning:
+            log.warning(f"bbrlab: {exp.name}: {warning}")

@@ -93,6 +93,21 @@ def _cc_module(cc: str) -> str:
         else "absent"
 
 
+def cc_descriptions(ccs: set[str]) -> dict:
+    """What each module says it is (modinfo's description: "TCP BBR ... of Linux 4.10.1,
+    registered as bbr410"), for the CCs that have one: which BBR a run ran, in words."""
+    out = {}
+    for cc in sorted(ccs):
+        try:
+            found = subprocess.run(["modinfo", "-F", "description", f"tcp_{cc}"], capture_output=True, text=True,
+                                   timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if found.returncode == 0 and found.stdout.strip():
+            out[cc] = found.stdout.strip()
+    return out
+
+
 def testbed_of(exp) -> dict:
     """The testbed EXP's flows run on here: this kernel and the builds of its CCs."""
     return testbed({g.cc for p in exp.points for g in p.flows})
@@ -121,6 +136,7 @@ def new_run(exp, digest: str, cli: list[str], here: dict | None = None) -> dict:
         "points_total": len(exp.points),
         "system": system(),
         "testbed": here if here is not None else testbed_of(exp),
+        "congestion_control_modules": cc_descriptions({g.cc for p in exp.points for g in p.flows if g.tool == "iperf3"}),
         "status": "new",
     }
 
