@@ -16,4 +16,4 @@ fi
 [[ -f $1 ]] || dispatch_die "$1: no such file"
 file=$(realpath "$1")
 shift
-dispatch "$file" "all plot list report" "$@"
+dispatch "$file" "all plot list report calibrate" "$@"

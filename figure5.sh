@@ -5,6 +5,7 @@
 #   sudo ./figure5.sh all      both congestion controls, figure, verdict
 #   sudo ./figure5.sh bbr      only BBR's run (then cubic, then plot: same figure)
 #   sudo ./figure5.sh cubic
+#   sudo ./figure5.sh calibrate  measure this machine's emulator again (the fidelity gate)
 #   ./figure5.sh plot          redraw the latest run's figure and verdict (no VM, no root)
 #   ./figure5.sh --dry-run all the plan: points, every tc command, flow schedule (no VM)
 #   sudo ./figure5.sh --paper all   the paper's own variant: 8 flows of each CC at
@@ -19,4 +20,4 @@ experiment=figure5 args=()
 for arg in "$@"; do
     if [[ $arg == --paper ]]; then experiment=figure5-paper; else args+=("$arg"); fi
 done
-dispatch "$experiment" "all bbr cubic plot list report" "${args[@]}"
+dispatch "$experiment" "all bbr cubic plot list report calibrate" "${args[@]}"

@@ -7,4 +7,4 @@
 #   ./figure6.sh --help        all actions and options (--quick, --strict, --set, --only,
 #                              --dry-run, --vm, --local)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch figure6 "all plot list report" "$@"
+dispatch figure6 "all plot list report calibrate" "$@"

@@ -9,4 +9,4 @@
 #   ./figure8.sh --help        all actions and options (--quick, --strict, --set, --only,
 #                              --dry-run, --vm, --local)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch figure8 "all bbr cubic plot list report" "$@"
+dispatch figure8 "all bbr cubic plot list report calibrate" "$@"

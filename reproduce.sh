@@ -12,4 +12,4 @@
 #   ./reproduce.sh --help              all actions and options (--quick, --strict, --fresh,
 #                                      --vm, --local, --results)
 source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
-dispatch suite "all report list" "$@"
+dispatch suite "all report list calibrate" "$@"

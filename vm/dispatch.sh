@@ -93,7 +93,7 @@ dispatch() {
         ((dry_run == 0)) || dispatch_die "--dry-run: see each experiment's plan with ./bbrlab run NAME --dry-run"
     fi
     [[ $action == plot ]] || ((${#plot_opts[@]} == 0)) || dispatch_die "--format is for the plot action"
-    if ((host_side)) && ((${#run_opts[@]} + ${#opts[@]} + dry_run > 0)); then
+    if { ((host_side)) || [[ $action == calibrate ]]; } && ((${#run_opts[@]} + ${#opts[@]} + dry_run > 0)); then
         dispatch_die "'$action' takes no run options (--quick, --strict, --fresh, --set, --only, --dry-run)"
     fi
 
@@ -101,6 +101,7 @@ dispatch() {
     case $experiment:$action in
         *:list) args=("${results[@]}" list) ;;
         *:report) args=("${results[@]}" report) ;;
+        *:calibrate) args=("${results[@]}" calibrate) ;;
         *:plot) args=("${results[@]}" plot --experiment "$experiment" "${plot_opts[@]}") ;;
         suite:all) args=("${results[@]}" suite "${opts[@]}") ;;
         *:all) args=("${results[@]}" run "$experiment" "${opts[@]}" "${run_opts[@]}") ;;
@@ -162,6 +163,7 @@ dispatch_action_help() {
         *:plot) echo "redraw the latest run's figure (and verdict; today's claims judge beside it)" ;;
         *:list) echo "the experiments, their points and minutes of flows" ;;
         *:report) echo "write results/report.md from the latest run of every experiment" ;;
+        *:calibrate) echo "measure this machine's emulator again (every rate; the next runs are judged by it)" ;;
         *) echo "only $action's points, into the same resumable run as 'all'" ;;
     esac
 }
@@ -187,7 +189,7 @@ dispatch_usage() {
     echo
     echo "actions:"
     for action in $actions; do
-        printf '  %-8s %s\n' "$action" "$(dispatch_action_help "$experiment" "$action")"
+        printf '  %-10s %s\n' "$action" "$(dispatch_action_help "$experiment" "$action")"
     done
     local here=()
     for action in $actions; do

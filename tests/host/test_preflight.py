@@ -58,7 +58,8 @@ def test_figure5_script_refuses_bad_input_before_doing_anything():
     proc = subprocess.run([str(REPO / "figure5.sh"), "--local", "sideways"], capture_output=True, text=True,
                           timeout=30)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "figure5.sh: error: unknown action 'sideways' (one of: all bbr cubic plot list report)"
+    assert proc.stderr.strip() == ("figure5.sh: error: unknown action 'sideways' "
+                                   "(one of: all bbr cubic plot list report calibrate)")
 
 
 def test_a_missing_bbr_noagg_says_how_provisioning_builds_it():

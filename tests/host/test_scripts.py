@@ -53,10 +53,10 @@ def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
 
 
 @pytest.mark.parametrize("script, args, message", [
-    ("figure6.sh", ["bbr"], "unknown action 'bbr' (one of: all plot list report)"),
+    ("figure6.sh", ["bbr"], "unknown action 'bbr' (one of: all plot list report calibrate)"),
     ("reproduce.sh", ["--set", "rate=20Mbit", "all"], "--set: the suite runs every experiment as its file says"),
     ("reproduce.sh", ["--dry-run", "all"], "--dry-run: see each experiment's plan"),
-    ("reproduce.sh", ["plot"], "unknown action 'plot' (one of: all report list)"),
+    ("reproduce.sh", ["plot"], "unknown action 'plot' (one of: all report list calibrate)"),
     ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"], "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
     ("figure5.sh", ["plot", "--quick"], "'plot' takes no run options"),
     ("figure5.sh", ["--format", "svg", "all"], "--format is for the plot action"),
@@ -74,12 +74,12 @@ def test_bad_input_is_refused_before_anything_starts(sh, script, args, message):
 def test_the_help_offers_what_the_scripts_accept(sh):
     five = sh("figure5.sh", "--help").stdout
     assert "--paper" in five and "--dry-run" in five and "--only" in five
-    assert "(ACTION: all, bbr, cubic, plot, list, report)" in five
+    assert "(ACTION: all, bbr, cubic, plot, list, report, calibrate)" in five
     six = sh("figure6.sh", "--help").stdout
-    assert "(ACTION: all, plot, list, report)" in six and " bbr " not in six and "bbr," not in six
+    assert "(ACTION: all, plot, list, report, calibrate)" in six and " bbr " not in six and "bbr," not in six
     suite = sh("reproduce.sh", "--help").stdout
     assert "suite.yaml" not in suite and "plot" not in suite and "--set" not in suite and "--only" not in suite
-    assert "(ACTION: all, report, list)" in suite
+    assert "(ACTION: all, report, list, calibrate)" in suite
 
 
 def test_an_experiment_of_ones_own_dry_runs_and_plots_here(sh, results, tmp_path):
@@ -107,3 +107,14 @@ def test_host_side_actions_need_no_root():
     assert proc.returncode == 0 and "(3 chosen by the action bbr)" in proc.stdout, proc.stderr
     proc = subprocess.run([*as_nobody, str(REPO / "figure5.sh"), "all"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "run as root: sudo ./figure5.sh all" in proc.stderr
+
+
+def test_calibrate_measures_again_in_the_vm_or_here(sh):
+    """A failed calibration is never a dead end: each figure script's calibrate action runs
+    `bbrlab calibrate` where the experiments run (refused without root, as every measuring
+    action)."""
+    for script in ("figure5.sh", "figure6.sh", "figure8.sh", "reproduce.sh"):
+        usage = sh(script, "--help").stdout
+        assert "calibrate  measure this machine's emulator again" in usage, script
+    proc = sh("figure5.sh", "--dry-run", "calibrate")
+    assert proc.returncode == 2 and "'calibrate' takes no run options" in proc.stderr, proc.stderr

@@ -14,6 +14,7 @@ from bbrlab.analysis.metrics import (
     goodput_bps,
     ideal_goodput_bps,
     link_busy,
+    peak_beyond_pause,
     percentile,
     queue_delay_ms,
     steady_goodput_bps,
@@ -300,3 +301,10 @@ def test_retransmit_rate_counts_originals_and_retransmissions():
             {"retransmits": None, "sent_bytes": 1448 * 50}]
     assert retransmit_rate(rows, 1448) == round(10 / 2000, 6)
     assert retransmit_rate([{"retransmits": 3}], 1448) is None
+
+
+def test_the_peak_beyond_a_pause_is_never_below_zero():
+    """A 20 ms pause caught up reads 1.2 over 100 ms: 1.0 of it the shaper's; a 217 ms idle
+    gap (BBR's ProbeRTT at 10 Mbit/s) once gave -1.17, a share below zero."""
+    assert peak_beyond_pause(1.2, 0.02) == pytest.approx(1.0)
+    assert peak_beyond_pause(1.0, 0.2168) == 0.0

@@ -368,9 +368,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     if peak is not None:
         out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
         out["link_gap_max_ms"], out["link_gap_p99_ms"] = round(peak[2] * 1e3, 3), round(peak[3] * 1e3, 3)
-        # a shaper that catches up sends what its longest pause held back at once: the part
-        # of the peak beyond that is the shaper's own burst
-        out["link_peak_beyond_pause"] = round(peak[1] - peak[2] / PEAK_WINDOW, 4)
+        out["link_peak_beyond_pause"] = round(m.peak_beyond_pause(peak[1], peak[2], PEAK_WINDOW), 4)
 
 
 def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:

@@ -263,6 +263,15 @@ def peak_window_bps(frames: Sequence[tuple[float, int]], window: float = 0.1) ->
     return 8 * best / window
 
 
+def peak_beyond_pause(peak_ratio: float, pause_s: float, window: float = 0.1) -> float:
+    """The part of a link's peak rate over WINDOW (PEAK_RATIO, a share of its rate) beyond
+    what its longest pause (PAUSE_S) held back: a shaper that catches up after a late timer
+    sends the held frames at once, so that much of the peak is the timer's, the rest the
+    shaper's own burst. A pause that held back more than the peak shows (the flow itself
+    idle, as in BBR's ProbeRTT) leaves no burst: 0, never a share below zero."""
+    return max(0.0, peak_ratio - pause_s / window)
+
+
 def steady_state(series: Series, skip_s: float) -> float:
     """Mean value after skipping the first skip_s seconds (startup) of the series."""
     if not series:

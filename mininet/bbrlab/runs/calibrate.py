@@ -345,7 +345,8 @@ def ensure(root: Path, top_bps: float | None = None, path: str | None = None) ->
     else:
         log.info(f"bbrlab: this machine has no {what} yet; measuring it first at "
                  f"{', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, once per "
-                 "machine; a run at a higher rate adds that rate; `bbrlab calibrate` measures all again)")
+                 "machine; a run at a higher rate adds that rate; `sudo ./figure5.sh calibrate` or `sudo bbrlab calibrate` "
+                 "measures all again)")
         cal = measure(root, rates=needed if needed != rates else None, path=path)
     log.info("\n".join(table(cal)))
     return cal

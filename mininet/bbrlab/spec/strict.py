@@ -87,10 +87,13 @@ def workload_warning(points) -> str | None:
 
 
 def pacing_warning(points) -> str | None:
-    """A line when a CC that paces only through fq (Linux 4.10's BBR) runs without it: legitimate
-    (ReBBR's 4.11 ran so, with no fq), but its flows are then not paced at all."""
-    unpaced = sorted({g.cc for p in points if p.pacing != "fq" for g in p.flows
-                      if g.cc in ccs.FQ_ONLY and g.tool == "iperf3"})
+    """A line when a CC that paces only through fq (Linux 4.10's BBR) never runs with it:
+    legitimate (ReBBR's 4.11 ran so, with no fq), but its flows are then not paced at all. A
+    grid that has it both ways (pacing: [fq, internal]) compares the two on purpose."""
+    def runs(pacing: str) -> set[str]:
+        return {g.cc for p in points if (p.pacing == "fq") == (pacing == "fq") for g in p.flows
+                if g.cc in ccs.FQ_ONLY and g.tool == "iperf3"}
+    unpaced = sorted(runs("internal") - runs("fq"))
     if not unpaced:
         return None
     return (f"warning: pacing: internal: {', '.join(unpaced)} never asks TCP to pace and paces only through the "

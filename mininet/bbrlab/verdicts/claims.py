@@ -26,11 +26,22 @@ from ..spec.claims import Claim, selects, typed
 from ..spec import aqm
 
 
+# The link's values a claim's `where` may name when a run does not sweep them (a --set, a
+# narrowed profile): the point's own configuration, in the units `typed` gives.
+LINK_FACTS = ("rtt", "rate", "jitter", "delay_variation")
+
+
 def facts(record: dict) -> dict:
-    """What `where` can select on: the point's sweep parameters, typed."""
+    """What `where` can select on: the point's sweep parameters, typed, and the link's own
+    values it does not sweep (a claim on `rtt: {max: 1ms}` is about the RTT the point ran,
+    whether or not it was an axis)."""
     result = {}
     for key, value in record["params"].items():
         result[key] = typed(key, value)
+    link = record.get("link") or {}
+    for key in LINK_FACTS:
+        if key not in result and isinstance(link.get(key), (int, float)) and not isinstance(link.get(key), bool):
+            result[key] = float(link[key])
     ccs = sorted({g["cc"] for g in record["flows"]})
     result.setdefault("cc", ccs[0] if len(ccs) == 1 else "+".join(ccs))
     result.setdefault("loss", record["metrics"].get("loss", 0.0))
@@ -95,6 +106,9 @@ def point_name(record: dict) -> str:
 # Why a check is inconclusive: its interval straddles a bound, or its point is untrusted.
 STRADDLES = "interval straddles the bound"
 CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
+# The one command that measures the emulator again, named wherever a gate is reported: a figure
+# script's action works from the host without knowing Vagrant (it runs in the VM when it must)
+RECALIBRATE = "measure again: sudo ./figure5.sh calibrate (inside the VM or on a testbed host: sudo bbrlab calibrate)"
 
 
 def _by_repetition(group: list[dict], metric: str, where: dict | None = None) -> dict[int, float]:
@@ -252,8 +266,8 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
         if len(found) > 3:
             why.append(f"{title}: and {len(found) - 3} more checks")
     used = {name for r in results for c in r["checks"] for name in c["points"]}
-    gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check"
-             if gate else GATED)
+    gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check "
+             f"({RECALIBRATE})" if gate else GATED)
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
@@ -339,7 +353,8 @@ def verdict_lines(v: dict, why: bool = True) -> list[str]:
     gate = v.get("fidelity_gate")
     if gate:
         lines.append(f"  warning: this machine's emulator failed its fidelity check at {gate['rate_bps'] / 1e6:g} Mbit/s "
-                     f"({gate['failed']}); not trustworthy at that rate or above: {_some(gate['points'])}")
+                     f"({gate['failed']}); not trustworthy at that rate or above: {_some(gate['points'])}; "
+                     f"{RECALIBRATE}")
     if v.get("link_short_points"):
         lines.append(f"  warning: the backlogged bottleneck sent below {LINK_DELIVERY_MIN:.0%} of its rate "
                      "(the emulator's limit): "
