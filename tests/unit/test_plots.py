@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.output import plots, plots_loss
+from bbrlab.output.style import versions_named
 from bbrlab.spec import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.store.results import RunDir, write_json
@@ -279,3 +280,33 @@ def test_a_figure_with_bbrv3_labels_linux_bbr_as_v1_and_only_there():
     assert style.style("bbr")["label"] == "BBR"
     with style.versions_named([{"flows": [{"cc": "bbr"}, {"cc": "cubic"}]}]):
         assert style.style("bbr")["label"] == "BBR"  # the paper's figures keep the paper's name
+
+
+def test_a_pacing_sweep_draws_each_ccs_curve_once_per_pacing():
+    """figure8-versions sweeps pacing beside cc: each CC gets one curve per pacing (the second
+    dash-dotted), not one line zig-zagging between them at each loss rate."""
+    import tempfile
+
+    axes = ["loss=[10%,20%]", "cc=[bbr410,bbr]", "pacing=[fq,internal]"]
+    exp = spec.load(EXPERIMENTS / "figure8-versions.yaml", axes)
+    with tempfile.TemporaryDirectory() as scratch:
+        rundir = RunDir.create(Path(scratch), exp.name)
+        for point in exp.points:
+            p = point.link.loss
+            write_json(rundir.points_dir / point.id / "point.json",
+                       {"id": point.id, "params": point.params, "flows": [{"cc": point.params["cc"]}]})
+            write_json(rundir.points_dir / point.id / "metrics.json", {
+                "link_mbps": 100.0, "loss": p, "base_rtt_ms": 100.0, "bbr_bw_p50_mbps": 50.0,
+                "steady_goodput_mbps": (80 if point.params["pacing"] == "internal" else 40) * (1 - p)})
+        plt = plots._pyplot()
+        with versions_named(rundir.point_records()):  # as plots.figure draws it: bbr named by its kernel
+            fig = plots_loss.loss_goodput(plt, exp, rundir, rundir.point_records())
+        ax = fig.axes[0]
+        measured = {label: line for line, label in zip(*ax.get_legend_handles_labels()) if label.endswith("(measured)")}
+        plt.close(fig)
+    assert sorted(measured) == ["BBR (Linux 4.10), pacing fq (measured)", "BBR (Linux 4.10), pacing internal (measured)",
+                                "BBR (Linux 6.1), pacing fq (measured)", "BBR (Linux 6.1), pacing internal (measured)"]
+    lines = {label: handle.lines[0] for label, handle in measured.items()}
+    assert lines["BBR (Linux 4.10), pacing fq (measured)"].get_linestyle() == "-"
+    assert lines["BBR (Linux 4.10), pacing internal (measured)"].get_linestyle() == "-."
+    assert list(lines["BBR (Linux 4.10), pacing internal (measured)"].get_ydata()) == pytest.approx([72.0, 64.0])

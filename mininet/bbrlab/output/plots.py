@@ -64,7 +64,7 @@ def _params_line(records: list[dict], axes: dict) -> str:
     if "buffer" in axes:  # a buffer sweep: its values, not the first point's
         buffer = shown("buffer", buffer)
     return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
-            f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {s['pacing']}, "
+            f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {shown('pacing', s['pacing'])}, "
             + (f"queue {shown('aqm', s.get('aqm', 'fifo'))} (shaper per AQM), " if "aqm" in axes else
                (f"queue {s['aqm']}, " if "aqm" in s else "")
                + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else ""))

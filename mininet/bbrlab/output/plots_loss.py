@@ -67,27 +67,45 @@ def _loss_curves(records: list[dict], group_key: str | None):
     return curves
 
 
+def _other_axis(records: list[dict]) -> str | None:
+    """The one sweep parameter besides loss and cc whose values differ across RECORDS (pacing
+    in figure8-versions), which then splits each CC's curve; None when there is none."""
+    varying = [k for k in records[0]["params"] if k not in ("loss", "cc")
+               and len({str(r["params"].get(k)) for r in records}) > 1]
+    return varying[0] if len(varying) == 1 else None
+
+
+# a second value of the other axis is drawn dash-dotted, hollow: both curves keep the CC's colour
+VARIANT_LINES = ("-", "-.", ":")
+
+
 def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
-    """Figure 8: goodput against random loss (log x), with the ideal line bw*(1-p)."""
+    """Figure 8: goodput against random loss (log x), with the ideal line bw*(1-p); one curve
+    per CC, and per value of another swept parameter (pacing) where there is one."""
     merged = claims_mod.average_repetitions(records)
     fig, ax = plt.subplots(figsize=(11, 6))
     link = merged[0]["metrics"]["link_mbps"]
     zero_at = zero_position([r["metrics"]["loss"] * 100 for r in merged])
-    for (cc, _), recs in sorted(_loss_curves(merged, None).items()):
+    other = _other_axis(merged)
+    values = sorted({str(r["params"].get(other)) for r in merged}) if other else [None]
+    for (cc, value), recs in sorted(_loss_curves(merged, other).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         recs = sorted(recs, key=lambda r: r["metrics"]["loss"])
         st = style(cc)
+        variant = values.index(str(value)) % len(VARIANT_LINES) if other else 0
+        name = st["label"] + (f", {other} {value}" if other else "")
         xs = [_x(r["metrics"]["loss"] * 100, zero_at) for r in recs]
         ys = [r["metrics"]["steady_goodput_mbps"] for r in recs]
         errs = [r["metrics"].get("steady_goodput_mbps_ci95", 0) for r in recs]
         ax.errorbar(xs, ys, yerr=errs, color=st["color"], marker=st["marker"], lw=1.6, capsize=3,
-                    label=f"{st['label']} (measured)")
+                    ls=VARIANT_LINES[variant], mfc=None if variant == 0 else "white", label=f"{name} (measured)")
         # BBR's own model: far above its goodput, the emulator carried less than BBR measured;
         # close to it, the model itself was starved
         est = [(x, r["metrics"]["bbr_bw_p50_mbps"]) for x, r in zip(xs, recs)
                if r["metrics"].get("bbr_bw_p50_mbps") is not None]
         if est:
             ax.plot([x for x, _ in est], [v for _, v in est], color=st["color"], marker=st["marker"],
-                    mfc="none", lw=0.9, ls="--", label=f"{st['label']}'s own bw estimate (median)")
+                    mfc="none", lw=0.9, ls="--" if variant == 0 else ":", alpha=1 if variant == 0 else 0.6,
+                    label=f"{name}: its own bw estimate (median)")
     losses = sorted({r["metrics"]["loss"] for r in merged if r["metrics"]["loss"] > 0})
     if losses:
         grid = [losses[0] * 100 * (losses[-1] / losses[0]) ** (i / 60) for i in range(61)]
