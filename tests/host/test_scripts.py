@@ -57,7 +57,8 @@ def test_a_dry_run_goes_through_to_bbrlab_run_here(sh, args, chosen):
     ("reproduce.sh", ["--set", "rate=20Mbit", "all"], "--set: the suite runs every experiment as its file says"),
     ("reproduce.sh", ["--dry-run", "all"], "--dry-run: see each experiment's plan"),
     ("reproduce.sh", ["plot"], "unknown action 'plot' (one of: all report list calibrate)"),
-    ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"], "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
+    ("figure5.sh", ["--set", "loss=0.5", "--dry-run", "all"],
+     "link.loss: 0.5 needs a unit: did you mean 50% (0.5 as a fraction) or 0.5%?"),
     ("figure5.sh", ["plot", "--quick"], "'plot' takes no run options"),
     ("figure5.sh", ["--format", "svg", "all"], "--format is for the plot action"),
     # a CC's action and the options that ask for other points: said as the action, not as an --only

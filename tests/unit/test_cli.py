@@ -41,7 +41,7 @@ def test_bad_override_is_one_line_naming_the_key(capsys, override, names):
 
 # The silent misreadings: each is refused with one line naming the key and the fix.
 UNITLESS = [
-    ("loss=0.5", "link.loss: 0.5 needs a unit: did you mean 0.5%?"),
+    ("loss=0.5", "link.loss: 0.5 needs a unit: did you mean 50% (0.5 as a fraction) or 0.5%?"),
     ("buffer=5000", "link.buffer: 5000 needs a unit (pkt, bdp, bytes like 5000B/64KB, or a time at the rate like 800ms)"),
     ("rate=20mbps", "link.rate: 20mbps needs a rate unit (tc reads mbps as megabytes per second): "
      "write bit, kbit, Mbit, Gbit, e.g. 20Mbit"),

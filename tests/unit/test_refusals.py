@@ -271,7 +271,7 @@ def test_the_quick_profile_is_checked_when_the_file_is_loaded(capsys, tmp_path):
     assert refused(capsys, "run", mine, "--dry-run").startswith(
         "quick.durration: unknown key (did you mean duration?)")
     write(tmp_path, dict(base, quick={"duration": 5}))
-    assert refused(capsys, "run", mine, "--dry-run") == "quick: flows.0.duration: 5 needs a unit: did you mean 5ms?"
+    assert refused(capsys, "run", mine, "--dry-run") == "quick: flows.0.duration: 5 needs a unit: did you mean 5s?"
 
 
 def test_a_startup_longer_than_the_flows_and_a_change_after_them_are_refused(capsys):
@@ -376,3 +376,24 @@ def test_a_dry_run_and_list_say_which_kernel_a_cc_needs(capsys):
     assert listed["v3-loss"].endswith("-- bbr3 needs the BBRv3 kernel (6.12 with Google's BBRv3 patch); "
                                       "in the testbed VM: BBRLAB_BBR3_KERNEL=1 vm/vm.sh kernel bbr3")
     assert "needs" not in listed["figure5"]
+
+
+def test_iperf3_durations_are_whole_seconds_and_flows_are_bounded(capsys):
+    """duration: 2.5s became iperf3 -t 2.5, which iperf3 reads as 2; count: 70000 planned
+    addresses like 10.273.114.2."""
+    assert refused(capsys, "run", "figure5", "--dry-run", "--set", "duration=2.5s") == (
+        "flows.0.duration: flow 1 would run 2.5 s, but iperf3 runs whole seconds (its -t drops a fraction): "
+        "make it 2s or 3s")
+    assert refused(capsys, "run", "figure5", "--dry-run", "--set", "count=70000").startswith(
+        "flows: 70000 long flows in one point: at most 256")
+    assert "cc=bbr" in dry_run(capsys, "figure5", "--set", "count=256")
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden"])
+def test_a_name_that_would_file_the_run_outside_its_folder_is_refused(tmp_path, capsys, name):
+    """name: .. made the run's folder the checkout root, name: . the results root itself."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"name: '{name}'\nlink: {{rate: 10Mbit, rtt: 40ms, buffer: 2bdp}}\n"
+                    "flows: [{cc: bbr, duration: 10s}]\n")
+    assert refused(capsys, "run", str(mine), "--dry-run") == (
+        f"name: expected letters, digits, '-', '_' or '.', not starting with '.', got {name!r}")

@@ -162,9 +162,33 @@ def test_fraction_range_is_zero_to_one_exclusive(value):
     assert "[0, 100%)" in refused(units.fraction, value)
 
 
-@pytest.mark.parametrize("value", [0.5, "0.5", 0, 1, 0.01])
+@pytest.mark.parametrize("value", [0, 1, 5])
 def test_fraction_bare_number_suggests_percent(value):
     assert refused(units.fraction, value) == f"{KEY}: {value} needs a unit: did you mean {value}%?"
+
+
+@pytest.mark.parametrize(("value", "meant"), [(0.5, "50%"), ("0.5", "50%"), (0.01, "1%"), (0.1, "10%")])
+def test_a_bare_number_below_one_may_be_a_fraction_and_both_readings_are_named(value, meant):
+    """loss: 0.01 suggested 0.01% alone; a user writing a fraction meant 1% (and tc reads a
+    RED probability of 0.1 as 10%)."""
+    assert refused(units.fraction, value) == (f"{KEY}: {value} needs a unit: did you mean {meant} "
+                                              f"({value} as a fraction) or {value}%?")
+
+
+@pytest.mark.parametrize(("key", "meant"), [("flows.0.duration", "30s"), ("flows.0.start", "30s"),
+                                            ("link.rtt", "30ms"), ("link.jitter", "30ms")])
+def test_a_bare_time_is_read_in_its_keys_own_scale(key, meant):
+    """duration: 30 suggested 30ms: a flow's times are seconds, a link's delays milliseconds."""
+    with pytest.raises(SpecError, match=f"did you mean {meant}\\?"):
+        units.duration(30, key)
+
+
+def test_a_bare_rate_in_the_thousands_is_read_as_bits_per_second():
+    """rate: 1e7 suggested 1e+07Mbit (which, taken, is a 10 Tbit/s netem)."""
+    with pytest.raises(SpecError, match="did you mean 10Mbit\\?"):
+        units.rate(1e7, "link.rate")
+    with pytest.raises(SpecError, match="did you mean 10Mbit\\?"):
+        units.rate(10, "link.rate")
 
 
 @pytest.mark.parametrize("value", ["1pct", "1 percent"])

@@ -80,11 +80,12 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.tool": ("`iperf3` or `picoquic`", "iperf3", "what sends the group's flows: kernel TCP through iperf3, "
                      "or QUIC connections through picoquic's quicperf (`size` only, its own CCs: "
                      f"{', '.join(ccs.QUIC_CCS)})"),
-    "flows.*.count": ("whole number", "1", "flows in the group"),
+    "flows.*.count": ("whole number; at most 256 long flows in a point, all groups together", "1", "flows in the group"),
     "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
     "flows.*.stagger": ("time", "0s", "between the starts of the group's flows"),
-    "flows.*.duration": ("time", "one of duration, until, size", "how long each flow sends"),
-    "flows.*.until": ("time", "one of duration, until, size", "when every flow of the group stops"),
+    "flows.*.duration": ("time, whole seconds for iperf3", "one of duration, until, size", "how long each flow sends"),
+    "flows.*.until": ("time, leaving each iperf3 flow whole seconds", "one of duration, until, size",
+                      "when every flow of the group stops"),
     "flows.*.size": (f"size ({units.SIZE_SPELLINGS})", "one of duration, until, size", "bytes each flow "
                      "sends (flow completion time)"),
     "flows.*.rtt": ("time", "link.rtt", "the group's own base RTT"),

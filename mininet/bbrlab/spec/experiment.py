@@ -424,8 +424,9 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         raise SpecError(f"{'link' if 'link' not in raw else 'flows'}: required")
 
     name = raw.get("name", default_name)
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise SpecError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name.startswith("."):
+        # a run's folder is results/NAME: "..", "." or a hidden name would put it elsewhere
+        raise SpecError(f"name: expected letters, digits, '-', '_' or '.', not starting with '.', got {name!r}")
     plot = _check_keys(raw.get("plot") or {}, PLOT_KEYS, "plot")
     plot_kind = _choice(plot.get("kind", "rtt_timeseries"), PLOT_KINDS, "plot.kind")
     pacing_default = raw.get("pacing", "fq")

@@ -106,5 +106,28 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         last_start = flow.start + (flow.count - 1) * flow.stagger
         if flow.until is not None and flow.until <= last_start:
             raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
+        _whole_seconds(flow, key)
         groups.append(flow)
+    total = sum(g.count for g in groups if g.workload is None)
+    if total > MAX_FLOWS:
+        raise SpecError(f"flows: {total} long flows in one point: at most {MAX_FLOWS} (each has its own sender "
+                        "address and socket; a 2-core machine carries far fewer faithfully)")
     return tuple(groups)
+
+
+# Long flows in one point, all groups together: each gets addresses and a socket of its own
+MAX_FLOWS = 256
+
+
+def _whole_seconds(flow: FlowGroup, key: str) -> None:
+    """iperf3 runs a flow for whole seconds (-t takes an integer and drops a fraction): a
+    duration, or an until that leaves a flow a fraction of a second, is refused."""
+    if flow.tool != "iperf3" or (flow.duration is None and flow.until is None):
+        return
+    for i in range(flow.count):
+        seconds = flow.duration if flow.duration is not None else flow.until - flow.start - i * flow.stagger
+        if abs(seconds - round(seconds)) > 1e-9:
+            which = "duration" if flow.duration is not None else "until"
+            low, high = max(1, int(seconds)), int(seconds) + 1
+            raise SpecError(f"{key}.{which}: flow {i + 1} would run {seconds:g} s, but iperf3 runs whole seconds "
+                            f"(its -t drops a fraction): make it {low}s or {high}s")

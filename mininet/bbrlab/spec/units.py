@@ -55,7 +55,9 @@ def rate(value: object, key: str) -> float:
     """'10Mbit', '128kbit', '1Gbit' -> bit/s. A bare number or an ambiguous unit is refused."""
     number, unit = _split(value, key, "a rate", "10Mbit")
     if not unit:
-        raise SpecError(f"{key}: {_show(value)} needs a unit: did you mean {number:g}Mbit? "
+        # a bare number in the thousands or more is bit/s as tc and iperf3 print it (1e7: 10Mbit)
+        meant = fmt_rate(number) if number >= 1000 else f"{number:g}Mbit"
+        raise SpecError(f"{key}: {_show(value)} needs a unit: did you mean {meant}? "
                         f"(rates take {RATE_SPELLINGS})")
     if unit.lower() not in _RATE_UNITS:
         bytes_per_second = re.fullmatch(r"(?i)([kmg]?)bps", unit)
@@ -74,11 +76,15 @@ def rate(value: object, key: str) -> float:
     return bps
 
 
+# the keys whose bare numbers are meant as seconds: a flow's and a schedule's times
+SECONDS_KEYS = ("duration", "start", "stagger", "until", "startup", "at")
+
+
 def duration(value: object, key: str, allow_zero: bool = True) -> float:
     """'40ms', '8s', '2min' -> seconds. A bare number is refused."""
     number, unit = _split(value, key, "a time", "40ms")
-    if not unit:
-        raise _bare(value, number, key, "ms")
+    if not unit:  # a flow's times are seconds long (duration: 30 is 30s), a link's delays ms
+        raise _bare(value, number, key, "s" if key.rsplit(".", 1)[-1] in SECONDS_KEYS else "ms")
     if unit.lower() in _HOURS:
         raise SpecError(f"{key}: {_show(value)}: hours are not a unit here (time units: {TIME_SPELLINGS}); "
                         f"write {number * 60:g}min")
@@ -107,6 +113,9 @@ def fraction(value: object, key: str) -> float:
     """'1%', '0.5%' -> fraction in [0, 1). A bare number is refused: is 0.5 half, or 0.5%?"""
     number, unit = _split(value, key, "a percentage", "1%")
     if not unit:
+        if 0 < number < 1:  # 0.01 is a fraction (1%) as often as it is 0.01%: both named
+            raise SpecError(f"{key}: {_show(value)} needs a unit: did you mean {number * 100:g}% "
+                            f"({_show(value)} as a fraction) or {number:g}%?")
         raise _bare(value, number, key, "%")
     if unit != "%":
         raise SpecError(f"{key}: write {_show(value)} as a percentage like '{number:g}%'")
