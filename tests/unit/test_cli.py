@@ -50,7 +50,7 @@ UNITLESS = [
     ("rate=10", "link.rate: 10 needs a unit: did you mean 10Mbit?"),
     ("rtt=40", "link.rtt: 40 needs a unit: did you mean 40ms?"),
     ("jitter=0", "link.jitter: 0 needs a unit: did you mean 0ms?"),
-    ("duration=30", "flows.0.duration: 30 needs a unit: did you mean 30ms?"),
+    ("duration=30", "flows.0.duration: 30 needs a unit: did you mean 30s?"),
 ]
 
 
@@ -117,7 +117,8 @@ def test_a_claim_selects_on_a_file_axis_even_when_set_fixes_it(capsys):
 def test_a_where_value_is_read_with_its_unit_when_loaded(capsys, tmp_path):
     path = _figure5_with(tmp_path, "where: {cc: cubic}", "where: {cc: cubic, loss: 0.01}")
     code, _, err = run_cli(capsys, "run", str(path), "--dry-run")
-    assert code == 2 and err.startswith("bbrlab: claims.0.where.loss: 0.01 needs a unit: did you mean 0.01%?")
+    assert code == 2 and err.startswith("bbrlab: claims.0.where.loss: 0.01 needs a unit: did you mean 1% "
+                                        "(0.01 as a fraction) or 0.01%?")
 
 
 def test_near_miss_names_get_a_suggestion(capsys):
