@@ -311,3 +311,20 @@ def test_an_aqm_path_has_a_calibration_of_its_own_that_holds_the_aqm_to_its_targ
     assert cake["faithful_up_to_bps"] is None
     assert cake["gate"]["failed"] == "cubic: queue_delay_p50_ms 40.0 > 3 x the AQM's target 5 ms"
     assert calibrate.table(cake)[0].endswith("shaper cake, queue cake")
+
+
+def test_under_an_aqm_one_cubic_flows_back_off_does_not_fail_the_link():
+    """The fq_codel path was declared unfaithful at 10 Mbit/s because one CUBIC flow used 0.872
+    of the link under CoDel (BBR's estimate 0.996, the queue at its target): CUBIC's back-off,
+    recorded, not judged; the same flow on a FIFO is still judged."""
+    def rows(aqm):
+        recs = [record(10e6, "cubic", steady_link_efficiency=0.872, link_peak_beyond_pause=0.98,
+                       queue_delay_p50_ms=6.1), record(10e6, "bbr", bbr_bw_ratio=0.996)]
+        if aqm:
+            for rec in recs:
+                rec["link"].update(aqm="fq_codel", aqm_target_s=0.005)
+        return calibrate.envelope(recs)["rates"]
+    (under,) = rows(aqm=True)
+    assert under["faithful"] and under["steady_link_efficiency"] == 0.872, under["missed"]
+    (fifo,) = rows(aqm=False)
+    assert "cubic: steady_link_efficiency 0.872 < 0.95" in fifo["missed"]
