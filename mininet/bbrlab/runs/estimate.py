@@ -73,7 +73,7 @@ def lines(exp: Experiment, points: list[Point], root: Path, shard: dict | None =
         goes = f"results: resumes {resumable.path} ({done} points done there)"
     else:
         goes = f"results: a new run directory under {root / exp.name}"
-    needs = ccs.kernel_needs({g.cc for p in points for g in p.flows if g.tool == "iperf3"})
+    needs = ccs.kernel_needs(ccs.kernel_ccs(points))
     return [f"{len(points)} point(s), {flows / 60:.1f} min of flows; {wall_text}", goes] + ([needs] if needs else [])
 
 
@@ -117,7 +117,7 @@ def listing(folder: Path, root: Path, quick: bool, names: dict[str, list[Path]])
             points = f"{len(exp.points)} point{'s' if len(exp.points) > 1 else ''}"
             costs = f" (~{minutes(*wall(exp, list(exp.points), root)[:2])} wall)"
             lacking = missing(exp.reference)
-            needs = ccs.kernel_needs({g.cc for p in exp.points for g in p.flows if g.tool == "iperf3"})
+            needs = ccs.kernel_needs(ccs.kernel_ccs(exp.points))
             out.append(f"{path.stem:16s} {points:>10s}, {secs / 60:6.1f} min of flows{costs}{repetitions(exp)}  "
                        f"{exp.title}" + (f" -- {lacking.needs}" if lacking else "")
                        + (f" -- {needs.removeprefix('kernel: ')}" if needs else ""))

@@ -34,6 +34,11 @@ ONE_KERNEL = {
 }
 
 
+def kernel_ccs(points) -> set[str]:
+    """The kernel's congestion controls POINTS' flows use (iperf3's; picoquic's are its own)."""
+    return {g.cc for p in points for g in p.flows if g.tool == "iperf3"}
+
+
 def kernel_needs(ccs: set[str]) -> str | None:
     """Which kernel a run of CCS needs, and how to boot it ("kernel: ..."), as one line; None
     when either of the testbed's kernels offers them all."""

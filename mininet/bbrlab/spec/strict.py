@@ -90,10 +90,8 @@ def pacing_warning(points) -> str | None:
     """A line when a CC that paces only through fq (Linux 4.10's BBR) never runs with it:
     legitimate (ReBBR's 4.11 ran so, with no fq), but its flows are then not paced at all. A
     grid that has it both ways (pacing: [fq, internal]) compares the two on purpose."""
-    def runs(pacing: str) -> set[str]:
-        return {g.cc for p in points if (p.pacing == "fq") == (pacing == "fq") for g in p.flows
-                if g.cc in ccs.FQ_ONLY and g.tool == "iperf3"}
-    unpaced = sorted(runs("internal") - runs("fq"))
+    paced = ccs.kernel_ccs(p for p in points if p.pacing == "fq")
+    unpaced = sorted((ccs.kernel_ccs(p for p in points if p.pacing != "fq") - paced) & set(ccs.FQ_ONLY))
     if not unpaced:
         return None
     return (f"warning: pacing: internal: {', '.join(unpaced)} never asks TCP to pace and paces only through the "

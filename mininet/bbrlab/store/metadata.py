@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from .. import __version__
+from ..spec import ccs
 from ..spec.root import ROOT
 from .results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json
 
@@ -82,10 +83,8 @@ def _cc_module(cc: str) -> str:
     version = _read(f"/sys/module/tcp_{cc}/srcversion")
     if version:
         return version
-    try:
-        found = subprocess.run(["modinfo", "-F", "srcversion", f"tcp_{cc}"], capture_output=True, text=True,
-                               timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+    found = _modinfo(cc, "srcversion")
+    if found is None:
         return "unknown"
     if found.returncode == 0:
         return found.stdout.strip() or "built-in"
@@ -98,14 +97,18 @@ def cc_descriptions(ccs: set[str]) -> dict:
     registered as bbr410"), for the CCs that have one: which BBR a run ran, in words."""
     out = {}
     for cc in sorted(ccs):
-        try:
-            found = subprocess.run(["modinfo", "-F", "description", f"tcp_{cc}"], capture_output=True, text=True,
-                                   timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if found.returncode == 0 and found.stdout.strip():
+        found = _modinfo(cc, "description")
+        if found is not None and found.returncode == 0 and found.stdout.strip():
             out[cc] = found.stdout.strip()
     return out
+
+
+def _modinfo(cc: str, field: str) -> subprocess.CompletedProcess | None:
+    """`modinfo -F FIELD tcp_CC`, or None where modinfo cannot run (no kmod, a hang)."""
+    try:
+        return subprocess.run(["modinfo", "-F", field, f"tcp_{cc}"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
 def testbed_of(exp) -> dict:
@@ -136,7 +139,7 @@ def new_run(exp, digest: str, cli: list[str], here: dict | None = None) -> dict:
         "points_total": len(exp.points),
         "system": system(),
         "testbed": here if here is not None else testbed_of(exp),
-        "congestion_control_modules": cc_descriptions({g.cc for p in exp.points for g in p.flows if g.tool == "iperf3"}),
+        "congestion_control_modules": cc_descriptions(ccs.kernel_ccs(exp.points)),
         "status": "new",
     }
 
