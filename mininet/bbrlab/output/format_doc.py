@@ -166,9 +166,18 @@ def _refused() -> list[str]:
     rows = [
         ("a key given twice in one mapping (`link:` twice, `rate:` twice)",
          "YAML would keep the last one without a word; the message names the key and both lines"),
+        ("`<<:` twice in one mapping", "PyYAML keeps the last one's keys where a list `<<: [*a, *b]` keeps the "
+         "first's: give the list"),
         ("a file that is not UTF-8 text; a tab in the indentation", "said with its line"),
         ("a top-level `cc` when every flow group names its own",
          "its points would run the groups' CCs under the top-level cc's labels"),
+        ("a top-level `cc` taken by groups of different tools (picoquic and iperf3)",
+         "picoquic's bbr is BBRv3, Linux's is v1: one label would name two algorithms"),
+        ("`--set flows.N.tool=` another tool on a file with claims",
+         "its claims speak of the file's tool's implementation (picoquic's BBRv3 is not Linux's bbr)"),
+        ("`ecn: true` where nothing marks: a FIFO the file does not name, codel, pie, fq_pie or red without "
+         "their own `ecn`", "those drop by default; naming `link.aqm: fifo` or the AQM's `ecn: false` "
+         "negotiates ECN on purpose (a warning)"),
         ("a congestion control the testbed does not offer (`cubci`, `bbr2`)", "with the name it probably meant"),
         (f"a rate below {units.fmt_rate(units.MIN_RATE)}",
          "tc takes whole bit/s: `0.5bit` would be written as `0bit`, which is no limit at all"),
@@ -203,9 +212,9 @@ def _refused() -> list[str]:
             "", "| refused | why |", "|---|---|"] + [f"| {what} | {why} |" for what, why in rows] + [
             "", f"A workload of short flows arriving faster than {strict.GENERATOR_CEILING:.0f} flows/s (what the "
             "generator sustains in the testbed VM) is a warning on stderr, not an error. `--only` compares values",
-            "in their units (`--only loss=1.0%` is `1%`). Of the other commands: `export --out` naming a file, and",
-            "`compare --out` with another extension than .png, .svg or .pdf, are refused in one line; `merge` exits 1",
-            "when a merged run is incomplete, unless `--partial`."]
+            "in their units (`--only loss=1.0%` is `1%`, `--only ecn=true` is `True`). Of the other commands:",
+            "`export --out` naming a file, and `compare --out` with another extension than .png, .svg or .pdf,",
+            "are refused in one line; `merge` exits 1 when a merged run is incomplete, unless `--partial`."]
 
 
 def _sweeps(key: str) -> str:

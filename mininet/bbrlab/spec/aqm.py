@@ -193,10 +193,18 @@ def check_blocks(raw_link: dict) -> None:
                             f"{', '.join(sorted(map(str, named)))}: give link.aqm: {name} (or a list with it)")
 
 
-def check_ecn(aqm: Aqm, aqm_given: bool, groups_ecn: list[bool]) -> None:
-    """ECN asked by a flow group on a droptail FIFO, where nothing marks, is refused unless
-    the file names `link.aqm: fifo` itself (ECN negotiated on purpose, e.g. to see it cost nothing)."""
-    if aqm.kind == FIFO and not aqm_given and any(groups_ecn):
-        group = groups_ecn.index(True)
+def check_ecn(aqm: Aqm, raw_link: dict, groups_ecn: list[bool]) -> None:
+    """ECN asked by a flow group where nothing marks is refused: on a droptail FIFO unless the
+    file names `link.aqm: fifo` itself, under codel, pie, fq_pie or red unless the file gives
+    that AQM's `ecn` itself (their default is to drop). Negotiated on purpose, it is a warning
+    (strict.ecn_warning)."""
+    if not any(groups_ecn) or aqm.marks:
+        return
+    group = groups_ecn.index(True)
+    if aqm.kind == FIFO and "aqm" not in raw_link:
         raise SpecError(f"flows.{group}.ecn: nothing marks on a droptail FIFO bottleneck: give link.aqm "
                         f"({', '.join(sorted(MARKS_ECN))}), or link.aqm: fifo to negotiate ECN anyway")
+    if aqm.kind != FIFO and "ecn" not in (raw_link.get(aqm.kind) or {}):
+        raise SpecError(f"flows.{group}.ecn: {aqm.kind} drops instead of marking unless told (its ecn is false "
+                        f"by default): give link.{aqm.kind}.ecn: true, or link.{aqm.kind}.ecn: false to "
+                        "negotiate ECN without marks")

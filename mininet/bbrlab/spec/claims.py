@@ -132,6 +132,8 @@ def same_value(path: str, value: Any) -> Any:
     """VALUE of the sweep key PATH as compared, not as spelled (1.0% is 1%, 10000kbit is 10Mbit):
     a number in its unit, else the text a point's id gives it."""
     value = typed(path.rsplit(".", 1)[-1], value)
+    if isinstance(value, bool) or str(value).lower() in ("true", "false"):  # true, True: YAML's booleans
+        return str(value).lower()
     return round(value, 12) if isinstance(value, float) else str(value)
 
 

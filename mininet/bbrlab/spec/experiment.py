@@ -418,6 +418,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         if path in chosen_keys:
             raise SpecError(f"--set {key}: the file's points set {chosen_keys[path]} per point: change them there "
                             "(or --only to run some of them)")
+        strict.check_tool_override(raw, path, value, key)
         set_path(raw, path, value)
     _check_keys(raw, TOP_KEYS, "")
     if "link" not in raw or "flows" not in raw:
@@ -453,7 +454,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         link = _link(concrete["link"])
         pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
         flows = _flows(concrete["flows"], concrete.get("cc"))
-        aqms.check_ecn(link.aqm, "aqm" in concrete["link"], [g.ecn for g in flows])
+        aqms.check_ecn(link.aqm, concrete["link"], [g.ecn for g in flows])
         for rep in range(1, repeat + 1):
             points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
     strict.check_points(points, startup_given="startup" in (raw.get("sampling") or {}))

@@ -53,6 +53,7 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         # its points would run the groups' own CCs under the top-level cc's labels
         raise SpecError(f"cc: no flow group takes the top-level cc: {' and '.join(own)} "
                         f"{'names its' if len(own) == 1 else 'name their'} own; give cc in one place")
+    _one_cc_one_tool(raw, default_cc)
     groups = []
     for i, group in enumerate(raw):
         key = f"flows.{i}"
@@ -113,6 +114,19 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         raise SpecError(f"flows: {total} long flows in one point: at most {MAX_FLOWS} (each has its own sender "
                         "address and socket; a 2-core machine carries far fewer faithfully)")
     return tuple(groups)
+
+
+def _one_cc_one_tool(raw: list, default_cc) -> None:
+    """A top-level cc taken by groups of different tools names two algorithms at once
+    (picoquic's bbr is its BBRv3, Linux's is v1) under one label: refused."""
+    if default_cc is None:
+        return
+    taking = [(i, g.get("tool", "iperf3")) for i, g in enumerate(raw) if isinstance(g, dict) and "cc" not in g]
+    if len({tool for _, tool in taking}) > 1:
+        groups = " and ".join(f"flows.{i} ({tool})" for i, tool in taking)
+        raise SpecError(f"cc: the top-level cc is taken by {groups}: each tool has its own {default_cc} "
+                        "(picoquic's bbr is BBRv3, Linux's is v1), so the points' cc label would name two; "
+                        "give each group its own cc")
 
 
 # Long flows in one point, all groups together: each gets addresses and a socket of its own

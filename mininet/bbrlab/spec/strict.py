@@ -99,6 +99,33 @@ def pacing_warning(points) -> str | None:
             "pacing: fq paces them")
 
 
+def check_tool_override(raw: dict, path: str, value: Any, key: str) -> None:
+    """`--set flows.N.tool=...` on a file with claims: its claims speak of the file's tool's
+    implementation (picoquic's BBRv3 is not Linux's bbr), so judging them on another would
+    be a silently different experiment: refused."""
+    parts = path.split(".")
+    if len(parts) != 3 or parts[0] != "flows" or parts[2] != "tool" or not raw.get("claims"):
+        return
+    groups = raw.get("flows")
+    group = groups[int(parts[1])] if isinstance(groups, list) and parts[1].isdigit() and int(parts[1]) < len(groups) else {}
+    was = group.get("tool", "iperf3") if isinstance(group, dict) else "iperf3"
+    if value != was:
+        raise SpecError(f"--set {key}={value}: {raw.get('name', 'the file')}'s claims are about {was}'s flows "
+                        f"(each tool has its own congestion controls under one name): copy the file and write "
+                        "claims for the other tool")
+
+
+def ecn_warning(points) -> str | None:
+    """A line when flows ask for ECN where nothing marks (a FIFO or an AQM told ecn: false,
+    both named in the file, as aqm.check_ecn requires): legitimate, to see that negotiating
+    ECN costs nothing, but the queue then drops as it would without it."""
+    unmarked = sorted({p.link.aqm.kind for p in points if any(g.ecn for g in p.flows) and not p.link.aqm.marks})
+    if not unmarked:
+        return None
+    return (f"warning: ecn: the flows ask for ECN, but {' and '.join(unmarked)} "
+            f"{'drops' if len(unmarked) == 1 else 'drop'} instead of marking: ECN is negotiated, never used")
+
+
 def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quick: bool) -> None:
     """The checks of an experiment FILE (not of a run's archived spec.yaml): its quick
     profile (read now, not only when --quick is given), its claims against the file's own
@@ -112,6 +139,6 @@ def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quic
             raise SpecError(text if text.startswith("quick") else f"quick: {text}") from None
     whole = rebuild(quick=False) if narrowed else exp
     claim_points.check(whole.claims, whole.points)
-    for warning in (workload_warning(exp.points), pacing_warning(exp.points)):
+    for warning in (workload_warning(exp.points), pacing_warning(exp.points), ecn_warning(exp.points)):
         if warning:
             log.warning(f"bbrlab: {exp.name}: {warning}")

@@ -14,7 +14,7 @@ import yaml
 
 from ..errors import SpecError
 
-MERGE_TAG = "tag:yaml.org,2002:merge"  # `<<: *anchor` may repeat: its keys are meant to be overridden
+MERGE_TAG = "tag:yaml.org,2002:merge"  # `<<: *anchor`: its keys are meant to be overridden
 
 
 def _duplicates(node: yaml.Node, path: str, seen: set[int]) -> None:
@@ -24,6 +24,10 @@ def _duplicates(node: yaml.Node, path: str, seen: set[int]) -> None:
     seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         lines: dict[Any, int] = {}
+        merges = [k.start_mark.line + 1 for k, _ in node.value if k.tag == MERGE_TAG]
+        if len(merges) > 1:  # PyYAML lets the last win where a list lets the first: ambiguous
+            raise SpecError(f"{path or 'the top level'}: `<<:` given twice, at lines {merges[0]} and {merges[1]}: "
+                            "give one `<<: [*first, *second]` (where both have a key, the first's is kept)")
         for key_node, value_node in node.value:
             if key_node.tag == MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
                 continue
