@@ -65,3 +65,14 @@ def test_only_takes_booleans_as_yaml_spells_them(tmp_path, capsys, spelled):
     mine = write(tmp_path, {"name": "mine", "link": link, "flows": [{"cc": "cubic", "duration": "10s", "ecn": [False, True]}]})
     out = dry_run(capsys, mine, "--only", f"ecn={spelled}")
     assert "1 point(s)" in out and "net.ipv4.tcp_ecn=1" in out, out
+
+
+@pytest.mark.parametrize("word", ["yes", "on", "no", "off"])
+def test_yaml_1_1s_other_booleans_stay_words(tmp_path, capsys, word):
+    """PyYAML reads yes/no/on/off as booleans (YAML 1.1); the format takes true and false only."""
+    text = ("name: mine\nlink: {rate: 10Mbit, rtt: 40ms, buffer: 2bdp, aqm: fq_codel}\n"
+            f"flows: [{{cc: bbr, duration: 10s, ecn: {word}}}]\n")
+    (tmp_path / "mine.yaml").write_text(text)
+    expected = f"flows.0.ecn: expected true or false, got '{word}'"
+    assert refused(capsys, "run", str(tmp_path / "mine.yaml"), "--dry-run") == expected
+    assert refused(capsys, "run", "figure5-aqm", "--quick", "--dry-run", "--set", f"flows.0.ecn={word}") == expected

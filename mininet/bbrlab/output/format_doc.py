@@ -169,6 +169,8 @@ def _refused() -> list[str]:
         ("`<<:` twice in one mapping", "PyYAML keeps the last one's keys where a list `<<: [*a, *b]` keeps the "
          "first's: give the list"),
         ("a file that is not UTF-8 text; a tab in the indentation", "said with its line"),
+        ("`yes`, `no`, `on`, `off` where true or false is asked (also in `--set`)",
+         "YAML 1.1 reads them as booleans without a word; the format's booleans are true and false"),
         ("a top-level `cc` when every flow group names its own",
          "its points would run the groups' CCs under the top-level cc's labels"),
         ("a top-level `cc` taken by groups of different tools (picoquic and iperf3)",

@@ -298,7 +298,7 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise SpecError(f"--set {text}: expected key=value")
     key, value = text.split("=", 1)
     try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
+        parsed = yaml_loader.value(value) if value.strip() else ""
     except yaml.YAMLError:
         parsed = value
     return key.strip(), parsed

@@ -7,12 +7,27 @@ that is not UTF-8 text and a tab where YAML wants spaces are said in one line to
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..errors import SpecError
+
+
+class Loader(yaml.SafeLoader):
+    """YAML as the format reads it: booleans are true and false only (any case), as YAML 1.2
+    has them; yes, no, on and off, booleans to YAML 1.1, stay words (`ecn: on` is refused as
+    not true or false, where PyYAML would read it as true without a word)."""
+
+
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+for _first in "tTfF":
+    Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 [_first])
 
 MERGE_TAG = "tag:yaml.org,2002:merge"  # `<<: *anchor`: its keys are meant to be overridden
 
@@ -55,9 +70,14 @@ def _problem(exc: yaml.YAMLError, text: str) -> str:
     return f"not valid YAML at line {mark.line + 1}"
 
 
+def value(text: str) -> Any:
+    """TEXT read as one YAML value, as the files read it (`--set rate=20Mbit`, `[bbr, cubic]`)."""
+    return yaml.load(text, Loader=Loader)
+
+
 def loads(text: str, name: str) -> Any:
     """TEXT read as YAML (NAME: where it is from, for the messages), every key once."""
-    loader = yaml.SafeLoader(text)
+    loader = Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
