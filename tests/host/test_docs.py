@@ -3,12 +3,14 @@ each inline command) is checked on this host, without root and without the VM:
 
 - what only reads specs and results runs here as shown: bbrlab's list, plot, report, export,
   compare, lab and format-doc, the figure scripts' plot, list and report, `python3 -m
-  bbrlab...`; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from a
+  bbrlab...`; `python3 -m pytest PATH` by its paths, which must exist; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from a
   captured point, or a small trace, and results/ for that results root;
 - what measures runs with --dry-run added: its options and its plan are checked, nothing runs;
 - what needs root and the kernel, the VM, other hosts or the network is left to CI (tests/run.sh)
   and checked here as far as it goes without them: bbrlab's preflight, calibrate, clean, suite,
-  merge and fetch-data by their --help, which must offer every option used; the repository's scripts by their
+  merge and fetch-data by their --help, which must offer every option used (results-doc too: the
+  sizes it writes depend on the real traces these tests stand in for, test_docs_numbers.py runs
+  it); the repository's scripts by their
   --help or their source, which must name every option and action used (a command a script
   runs in the VM is checked as a command of its own); vagrant, ansible-playbook, apt-get and
   the commands that fetch or place a file against the Vagrantfile, ansible/, the project's
@@ -41,7 +43,8 @@ ELIDED = "..."  # a handout's "and so on" between two commands, not a command
 READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run",  # run: with --dry-run
              "pack", "unpack"}  # they read and write runs only: here, as shown
 LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data",
-              "shell"}  # root and the kernel, shards, the network
+              "shell",  # root and the kernel, shards, the network
+              "results-doc"}  # the real traces, which these tests stand in for: test_docs_numbers.py runs it
 DISPATCH = {"figure5.sh", "figure6.sh", "figure8.sh", "experiment.sh", "reproduce.sh"}
 MEASURING = {"all", "bbr", "cubic"}
 EXTERNAL = {"vagrant", "ansible-playbook", "apt-get", "mkdir", "tee", "echo", "wget", "git", "export", "pip", "cp",
@@ -124,6 +127,8 @@ def kind(argv: list[str]) -> str | None:
         return "bbrlab"
     if program == "python3" and argv[1:2] == ["-m"] and argv[2:3] and argv[2].startswith("bbrlab"):
         return "module"
+    if program in ("python3", "/usr/bin/python3") and argv[1:3] == ["-m", "pytest"]:
+        return "pytest"
     if program == "python3" and argv[1:2] and (REPO / argv[1]).is_file():
         return "script"
     path = REPO / program.removeprefix("./")
@@ -301,6 +306,14 @@ class Checker:
         proc = subprocess.run([sys.executable, "-m", argv[2], *args], capture_output=True, text=True, env=env,
                               cwd=self.tmp, timeout=120)
         assert proc.returncode == 0, (argv, proc.stderr[-2000:])
+
+    def check_pytest(self, argv: list[str]) -> None:
+        """Tests named by path: each path exists (a test's ::name after it is pytest's)."""
+        args = argv[3:]
+        paths = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-k", "-p"))]
+        assert paths, f"{argv}: no tests named"
+        for path in paths:
+            assert (REPO / path.split("::")[0]).exists(), path
 
     def check_script(self, argv: list[str]) -> None:
         if argv[0] == "python3":  # a benchmark: it needs root and the kernel
