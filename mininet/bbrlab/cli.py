@@ -295,7 +295,10 @@ def _plot_runs(args) -> int:
         raise SpecError(f"plot {'--reanalyze' if args.reanalyze else '--strict'}: for one run at a time")
     multirun.check(args.dir, args.kind, args.out, args.format)
     runs = [open_run(Path(d), Path(args.results)) for d in args.dir]
-    print(f"figure: {multirun.draw(runs, args.kind, Path(args.out) if args.out else None, formats(args.format))}")
+    figure, differ = multirun.draw(runs, args.kind, Path(args.out) if args.out else None, formats(args.format))
+    if differ:
+        print(differ)
+    print(f"figure: {figure}")
     return 0
 
 

@@ -3,8 +3,9 @@ each inline command) is checked on this host, without root and without the VM:
 
 - what only reads specs and results runs here as shown: bbrlab's list, plot, report, export,
   compare, lab and format-doc, the figure scripts' plot, list and report, `python3 -m
-  bbrlab...`; `python3 -m pytest PATH` by its paths, which must exist; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from a
-  captured point, or a small trace, and results/ for that results root;
+  bbrlab...`; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from
+  a captured point, or a small trace, and results/ for that results root; `python3 -m pytest
+  PATH` is checked by its paths, which must exist;
 - what measures runs with --dry-run added: its options and its plan are checked, nothing runs;
 - what needs root and the kernel, the VM, other hosts or the network is left to CI (tests/run.sh)
   and checked here as far as it goes without them: bbrlab's preflight, calibrate, clean, suite,

@@ -476,24 +476,20 @@ def test_several_runs_are_drawn_together_each_labelled_by_how_it_differs(capsys,
     spec_two.write_text(spec_two.read_text().replace("rtt: 40ms", "rtt: 30ms"))
     code, out, _ = run_cli(capsys, "plot", "--kind", "rtt_timeseries", str(one.path), str(two.path))
     figure = one.path / "runs-rtt_timeseries.png"
-    assert code == 0 and out.strip() == f"figure: {figure}" and figure.stat().st_size > 20_000
+    assert code == 0 and out.splitlines() == ["the runs' setups differ: rtt: 40ms vs 30ms", f"figure: {figure}"]
+    assert figure.stat().st_size > 20_000
     from bbrlab.output import multirun
 
-    raws = [spec.load_raw(r.path / "spec.yaml") for r in (one, two)]
-    assert multirun.labels(raws, ["a", "b"]) == ["rtt=40ms", "rtt=30ms"]
-    assert multirun.labels([raws[0], raws[0]], ["a", "b"]) == ["a", "b"]  # nothing differs: their folders
-    assert multirun.labels([raws[0], raws[0]], ["a", "a"]) == ["a #1", "a #2"]  # one run twice
-    # a flow group's key is named by its own leaf, not by the whole list of groups
-    other = dict(raws[0], flows=[dict(raws[0]["flows"][0], cc="cubic")])
-    assert multirun.labels([raws[0], other], ["a", "b"]) == ["cc=['bbr', 'cubic']", "cc=cubic"]
-    both = multirun.RunSet([one, two], ["rtt=40ms", "rtt=30ms"])
+    both = multirun.RunSet([one, two], ["run 1 (rtt 40ms)", "run 2 (rtt 30ms)"])
     records = both.point_records()
-    assert [r["params"]["run"] for r in records] == ["rtt=40ms", "rtt=30ms"]
+    assert [r["params"]["run"] for r in records] == ["run 1 (rtt 40ms)", "run 2 (rtt 30ms)"]
     # the second run's BBR in a shade of its own, its series read from its own run
     from bbrlab.output import style
 
     assert [r["flows"][0]["cc"] for r in records] == ["bbr", "bbr@1"]
     assert style.style("bbr@1")["color"] != style.style("bbr")["color"] and style.style("bbr@1")["label"] == "BBR"
+    with style.runs_named({"bbr": "run 1 (rtt 40ms)", "bbr@1": "run 2 (rtt 30ms)"}):  # as the figure names them
+        assert style.style("bbr@1")["label"] == "BBR, run 2 (rtt 30ms)"
     assert both.series(records[1]["id"])["rtt"] == two.series(records[1]["id"].split(" | ")[1])["rtt"]
     out_file = tmp_path / "both.svg"
     code, out, _ = run_cli(capsys, "plot", "--kind", "rtt_timeseries", str(one.path), str(two.path),

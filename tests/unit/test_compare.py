@@ -21,6 +21,18 @@ def test_compare_gives_deltas_per_matching_point_and_an_overlay(capsys, tmp_path
     assert line.split()[1:] == [f"{was:.4g}", f"{was / 2:.4g}", f"{-was / 2:.4g}", "0.500", "Mbit/s"]
     assert "cc=bbr:" in text and "only in" not in text
     assert out.stat().st_size > 0 and f"figure: {out}" in text
+    assert "differ" not in text  # two runs of one setup: nothing more said
+
+
+def test_compare_says_how_the_runs_setups_differ_before_pairing_their_points(capsys, tmp_path, step_run):
+    a, b = step_run(tmp_path / "a"), step_run(tmp_path / "b")
+    spec_b = b.path / "spec.yaml"
+    spec_b.write_text(spec_b.read_text().replace("rtt: 40ms", "rtt: 30ms"))
+    code = cli.main(["compare", str(a.path), str(b.path), "--metric", "rtt_p50_ms", "--out", str(tmp_path / "o.png")])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[:3] == [f"A: {a.path} (rtt 40ms)", f"B: {b.path} (rtt 30ms)",
+                                       "the runs' setups differ: rtt: 40ms vs 30ms"]
+    assert "cc=bbr, A (rtt 40ms) vs B (rtt 30ms):" in lines  # the points still paired, and said to differ
 
 
 def test_compare_names_unmatched_points_and_refuses_unknown_metrics(capsys, tmp_path, step_run):

@@ -2,11 +2,12 @@
 
 Grid points are matched by their sweep values (repetitions averaged, as metrics.json
 does); for each match the chosen metrics of A and B, B - A and B / A; the points only one
-run has are named. Where points were repeated, each side's 95% interval and whether B's
-mean lies within the spread of A's repetitions (an A/B of two kernels). A class metric
-(share, retransmit_rate) is compared per CC. The overlay figure (plots.overlay) draws
-both runs' RTT and goodput over time on the same axes. Reads results directories alone,
-like plot and report.
+run has are named. Where the runs' setups differ (rtt 40ms vs 30ms, another kernel:
+differences.py), a line says how and each matched point's heading repeats it. Where points
+were repeated, each side's 95% interval and whether B's mean lies within the spread of A's
+repetitions (an A/B of two kernels). A class metric (share, retransmit_rate) is compared
+per CC. The overlay figure (plots.overlay) draws both runs' RTT and goodput over time on
+the same axes. Reads results directories alone, like plot and report.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..verdicts.claims import average_repetitions, grid_points, point_name
 from ..errors import SpecError, did_you_mean
 from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
 from ..store.results import RunDir
+from . import differences
 from .style import FORMATS  # what the overlay is written as: the --out file's extension says which
 
 # What a comparison shows unless told otherwise: goodput, delay, queue, losses, fairness.
@@ -87,6 +89,19 @@ def _spread(va: list[float], vb: list[float]) -> tuple[str, bool | None]:
     return f"{text} {'yes' if within else 'NO':>6s}", within
 
 
+def _heading(a: RunDir, b: RunDir) -> tuple[list[str], str]:
+    """(the lines naming A and B, and, where their setups differ, the line that says how;
+    the words each matched point's heading adds: "" when they do not differ). Points are
+    matched by their sweep values alone: two setups' points are still set side by side,
+    but never without saying that they are two setups."""
+    differ = differences.between([a, b])
+    if not differ.keys:
+        return [f"A: {a.path}", f"B: {b.path}"], ""
+    notes = [differ.note(0), differ.note(1)]
+    return ([f"A: {a.path} ({notes[0]})", f"B: {b.path} ({notes[1]})", differ.line()],
+            f", A ({notes[0]}) vs B ({notes[1]})")
+
+
 def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
     """The comparison as text lines: per matched point, each metric's A, B, B - A, B / A
     (means over repetitions). Where a point was repeated: each mean's 95% interval and
@@ -96,13 +111,13 @@ def table(a: RunDir, b: RunDir, metrics: list[str]) -> list[str]:
     pairs, only_a, only_b = matched(a, b, records)
     groups = [{_key(g[0]): g for g in grid_points(recs)} for recs in records]
     repeated = any(len(g) > 1 for side in groups for g in side.values())
-    lines = [f"A: {a.path}", f"B: {b.path}"]
+    lines, paired = _heading(a, b)
     judged: list[tuple[str, bool]] = []
     extra = f" {'A ±95%':>9s} {'B ±95%':>9s} {'in A':>6s}" if repeated else ""
     for ra, rb in pairs:
         ga, gb = (side[_key(ra)] for side in groups)
-        lines += ["", f"{point_name(ra)}:", f"  {'metric':24s} {'A':>10s} {'B':>10s} {'B - A':>10s} {'B / A':>8s}"
-                  f"{extra}"]
+        lines += ["", f"{point_name(ra)}{paired}:",
+                  f"  {'metric':24s} {'A':>10s} {'B':>10s} {'B - A':>10s} {'B / A':>8s}{extra}"]
         for name in metrics:
             rows_a, rows_b = _rows(ga, name), _rows(gb, name)
             for row in list(dict.fromkeys([*rows_a, *rows_b])):

@@ -1,8 +1,13 @@
 """Several runs on one figure: `bbrlab plot --kind KIND RUN1 RUN2 ...` (as flent's
 `-i a -i b -p KIND`). Each run's points are drawn by the plot kind as if they were one
-run's, with a sweep axis of their own, `run`, whose value says how that run's parameters
-differ from the others' (rate=20Mbit, rtt=30ms); runs on different links are allowed
-wherever the kind can draw them. Each run keeps its own verdict: this figure judges none.
+run's, with a sweep axis of their own, `run`, whose value is the run's label: its place
+and how its setup differs from the others' ("run 2 (rtt 30ms)", differences.py). Each
+run's CCs are drawn under names of their own, and every label a kind gives a CC ends with
+that run's label (style.runs_named), so each run's curves, bars and panels say which run
+they are in every kind. The title names the runs; the parameter line gives what all runs
+share once and each run's own beside its name; a line on stdout says how they differ.
+Runs on different links are allowed wherever the kind can draw them. Each run keeps its
+own verdict: this figure judges none.
 """
 
 from __future__ import annotations
@@ -13,36 +18,8 @@ from pathlib import Path
 from ..errors import BbrlabError
 from ..spec import experiment as spec
 from ..store.results import RunDir
-from . import plots
-from .style import formats, variant
-
-SEPARATOR = " | "  # between a run's label and its point's id in the figure's records
-
-
-def _short(key: str) -> str:
-    """link.rate -> rate, flows.0.cc -> cc: the names --set takes, where they are unique."""
-    return key.split(".")[-1]
-
-
-def labels(raws: list[dict], stamps: list[str]) -> list[str]:
-    """Each run's label: the parameters in which its spec differs from the others', in the
-    order the first spec gives them (claims, plot, title and notes do not count); runs
-    that differ in none are told apart by their folders' names."""
-    ignored = ("claims", "plot", "title", "description", "notes", "quick", "reference")
-    flats = [{k: v for k, v in spec.flatten(raw).items() if not k.startswith(ignored)} for raw in raws]
-    keys = list(dict.fromkeys(k for flat in flats for k in flat))
-    differing = [k for k in keys if len({repr(flat.get(k)) for flat in flats}) > 1]
-    shorts = [_short(k) for k in differing]
-    names = [s if shorts.count(s) == 1 else k for s, k in zip(shorts, differing)]
-    out = []
-    for flat, stamp in zip(flats, stamps):
-        text = ", ".join(f"{n}={flat.get(k, '-')}" for n, k in zip(names, differing))
-        out.append(text or stamp)
-    if len(set(out)) < len(out):  # the same parameters twice: repetitions of one setup
-        out = [f"{text} ({stamp})" if text != stamp else stamp for text, stamp in zip(out, stamps)]
-    if len(set(out)) < len(out):  # one run given twice: told apart by its place
-        out = [f"{text} #{i}" for i, text in enumerate(out, 1)]
-    return out
+from . import differences, plots
+from .style import RUN_AXIS, RUN_SEPARATOR, formats, runs_named, variant
 
 
 def _renamed(obj, names: dict[str, str]):
@@ -77,7 +54,7 @@ class RunSet:
             self.ccs[name] = {cc: variant(cc, k) for cc in sorted(found)}
 
     def series(self, point_id: str) -> dict:
-        name, _, pid = point_id.partition(SEPARATOR)
+        name, _, pid = point_id.partition(RUN_SEPARATOR)
         return _renamed(self.runs[name].series(pid), self.ccs[name])
 
     def point_records(self) -> list[dict]:
@@ -85,8 +62,8 @@ class RunSet:
         for name, run in self.runs.items():
             for rec in run.point_records():
                 rec = _renamed(rec, self.ccs[name])
-                rec["id"] = f"{name}{SEPARATOR}{rec['id']}"
-                rec["params"] = {"run": name, **rec.get("params", {})}
+                rec["id"] = f"{name}{RUN_SEPARATOR}{rec['id']}"
+                rec["params"] = {RUN_AXIS: name, **rec.get("params", {})}
                 records.append(rec)
         return records
 
@@ -105,16 +82,24 @@ def check(dirs: list[str], kind: str | None, out: str | None, format_text: str) 
         raise SpecError(f"plot --out {out}: its extension is not among --format {format_text}")
 
 
-def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...] = ("png",)) -> Path:
+def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...] = ("png",)) -> tuple[Path, str]:
     """RUNS drawn together as plot kind KIND into OUT (default: beside the first run,
-    runs-KIND.png); returns the path of the first format."""
+    runs-KIND.png); returns (the path of the first format, the line saying how the runs'
+    setups differ: "" when they do not)."""
+    fig, differ = figure(runs, kind)
+    return plots.save(fig, out or runs[0].path / f"runs-{kind}.png", chosen), differ
+
+
+def figure(runs: list[RunDir], kind: str):
+    """(RUNS drawn together as plot kind KIND: a matplotlib Figure, the line saying how the
+    runs' setups differ)."""
     from .plot_kinds import PLOTS
 
     if PLOTS[kind].one_point:
         several = ", ".join(k for k, v in PLOTS.items() if not v.one_point)
         raise BbrlabError(f"plot --kind {kind}: draws one point's flows, not several runs (several runs: {several})")
-    raws = [spec.load_raw(run.path / "spec.yaml") for run in runs]
-    names = labels(raws, [f"{run.path.parent.name}/{run.path.name}" for run in runs])
+    differ = differences.between(runs)
+    names = differ.labels
     together = RunSet(runs, names)
     records = together.point_records()
     if not records:
@@ -123,11 +108,26 @@ def draw(runs: list[RunDir], kind: str, out: Path | None, chosen: tuple[str, ...
     if missing:
         raise BbrlabError(f"plot --kind {kind}: these runs lack the series it draws "
                           f"({', '.join(missing[:3])}{' …' if len(missing) > 3 else ''})")
-    first = spec.build(raws[0], default_name=runs[0].path.parent.name)
-    exp = dataclasses.replace(first, axes={"run": names, **first.axes},
-                              title=f"{len(runs)} runs: " + "; ".join(names), plot_title=None)
+    built = [spec.build(spec.load_raw(run.path / "spec.yaml"), default_name=run.path.parent.name) for run in runs]
+    exp = dataclasses.replace(built[0], axes={**built[0].axes, RUN_AXIS: names}, plot_title=None,
+                              title=f"{' and '.join(dict.fromkeys(e.name for e in built))}, {len(runs)} runs: "
+                              + ", ".join(names))
     verdict = {"verdict": "not evaluated", "why": ["several runs on one figure: each keeps its own verdict"],
                "claims": [], "cpu_bound_points": [], "link_short_points": []}
-    fig = plots.figure(exp, together, records, verdict, kind)
-    base = out or runs[0].path / f"runs-{kind}.png"
-    return plots.save(fig, base, chosen)
+    with runs_named({cc: name for name, ccs in zip(names, together.ccs.values()) for cc in ccs.values()}):
+        fig = plots.figure(exp, together, records, verdict, kind, params_text(runs, built))
+    return fig, differ.line()
+
+
+def params_text(runs: list[RunDir], built: list) -> str:
+    """The figure's parameter lines for several runs (BUILT: their experiments): the parts all
+    runs share, then each run's own beside its place ("run 2: base RTT 30 ms, buffer 50 pkt
+    (2 BDP)"): no run's parameters are given as everyone's."""
+    parts = []
+    for run, exp in zip(runs, built):
+        records = run.point_records()
+        parts.append(plots.params_parts(records, exp.axes) if records else ["no finished point"])
+    shared = [p for p in parts[0] if all(p in other for other in parts[1:])]
+    own = [(f"run {k}", [p for p in mine if p not in shared]) for k, mine in enumerate(parts, 1)]
+    lines = [", ".join(shared)] if shared else []
+    return "\n".join(lines + [f"{name}: {', '.join(mine)}" for name, mine in own if mine])

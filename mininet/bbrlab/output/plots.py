@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from ..verdicts import claims as claims_mod
+from . import differences
 from .legends import clear_legends
 from .plot_kinds import PLOTS
 from .plots_fct import workload_line  # classes of short flows, when the point has them
@@ -37,6 +38,12 @@ def _pyplot():
 
 def _params_line(records: list[dict], axes: dict) -> str:
     """The figure's parameters; a swept one is named with its values, not the first point's."""
+    return ", ".join(params_parts(records, axes))
+
+
+def params_parts(records: list[dict], axes: dict) -> list[str]:
+    """The figure's parameters one by one ("bottleneck 10 Mbit/s", "base RTT 40 ms", ...): the
+    parameter line of one run's figure, each part of several runs' figures (multirun.py)."""
     s = records[0]["summary"]
     durations = sorted({f["duration"] for f in records[0]["flow_plan"] if f["duration"]})
     counts = sorted({len(r["flow_plan"]) for r in records})  # a count sweep: every count drawn
@@ -63,12 +70,14 @@ def _params_line(records: list[dict], axes: dict) -> str:
         buffer = Buffer(spec_buffer["value"], spec_buffer["unit"]).label()
     if "buffer" in axes:  # a buffer sweep: its values, not the first point's
         buffer = shown("buffer", buffer)
-    return (f"bottleneck {shown('rate', rate)}, base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}, "
-            f"buffer {buffer}, loss {shown('loss', s['loss'])}, pacing {shown('pacing', s['pacing'])}, "
-            + (f"queue {shown('aqm', s.get('aqm', 'fifo'))} (shaper per AQM), " if "aqm" in axes else
-               (f"queue {s['aqm']}, " if "aqm" in s else "")
-               + (f"shaper {shown('shaper', s['shaper'])}, " if "shaper" in s else ""))
-            + (shorts if shorts and not flows else how_many + dur))
+    parts = [f"bottleneck {shown('rate', rate)}", f"base RTT {shown('rtt', s['base_rtt'].replace('ms', ' ms'))}",
+             f"buffer {buffer}", f"loss {shown('loss', s['loss'])}", f"pacing {shown('pacing', s['pacing'])}"]
+    if "aqm" in axes:
+        parts.append(f"queue {shown('aqm', s.get('aqm', 'fifo'))} (shaper per AQM)")
+    else:
+        parts += [f"queue {s['aqm']}"] if "aqm" in s else []
+        parts += [f"shaper {shown('shaper', s['shaper'])}"] if "shaper" in s else []
+    return parts + [shorts if shorts and not flows else how_many + dur]
 
 
 # The footer's colour by verdict word; another word (a verdict.json written when an
@@ -121,9 +130,11 @@ def missing_series(kind: str, rundir: RunDir, records: list[dict]) -> list[str]:
     return missing
 
 
-def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: str | None = None):
+def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: str | None = None,
+           params: str | None = None):
     """The experiment's figure (a matplotlib Figure): its kind's panels (KIND_NAME, or the
-    experiment's own), title, verdict."""
+    experiment's own), title, parameters (PARAMS: a line of the caller's, where the records
+    are several runs' and no one run's parameters are all of theirs), verdict."""
     plt = _pyplot()
     kind = PLOTS[kind_name or exp.plot_kind]
     with versions_named(records):
@@ -131,14 +142,15 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
             fig = kind.draw(plt, exp, rundir, records, untrusted_points(verdict))
         else:
             fig = kind.draw(plt, exp, rundir, records)
-    title = exp.plot_title or exp.title
-    # the parameter line wraps rather than run off a narrow figure's edges
-    params = textwrap.fill(_unbroken_units(_params_line(records, exp.axes)), int(fig.get_figwidth() * 11))
+    width = int(fig.get_figwidth() * 11)  # characters: title and parameters wrap rather than run off its edges
+    title = textwrap.fill(exp.plot_title or exp.title, width)
+    params = "\n".join(textwrap.fill(_unbroken_units(line), width)
+                       for line in (params or _params_line(records, exp.axes)).splitlines())
     fig.suptitle(f"{title}\n{params}", fontsize=11)
     _footer(fig, verdict)
     # the title's inches: suptitle's own margin (2% of the height), about 0.2 per line, and
     # the panels' titles below it
-    lines = 1 + params.count("\n") + 1
+    lines = title.count("\n") + 1 + params.count("\n") + 1
     fig.subplots_adjust(top=0.98 - (0.35 + 0.2 * lines) / fig.get_size_inches()[1])
     clear_legends(fig)
     return fig
@@ -169,7 +181,8 @@ def save(fig, base: Path, formats: tuple[str, ...] = ("png",)) -> Path:
 
 def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) -> Path:
     """Two runs' matched points on the same axes: RTT and goodput over time, A solid and B
-    dashed, one colour per point; the legend below the axes, never over the data."""
+    dashed, one colour per point; the legend below the axes, never over the data; the title
+    names each run and, where their setups differ, how (differences.py)."""
     import io
 
     plt = _pyplot()
@@ -193,8 +206,10 @@ def overlay(a: RunDir, b: RunDir, pairs: list[tuple[dict, dict]], path: Path) ->
     rtt.set_ylabel("RTT (ms)")
     tput.set_ylabel("goodput, all flows (Mbit/s)")
     tput.set_xlabel("time since flow start (s)")
-    fig.suptitle(f"A (solid): {a.path.parent.name}/{a.path.name}    B (dashed): {b.path.parent.name}/{b.path.name}",
-                 fontsize=10)
+    differ = differences.between([a, b])  # the setups' differences beside each run's name
+    notes = [f" ({differ.note(k)})" if differ.keys else "" for k in (0, 1)]
+    fig.suptitle(textwrap.fill(f"A (solid): {a.path.parent.name}/{a.path.name}{notes[0]}    "
+                               f"B (dashed): {b.path.parent.name}/{b.path.name}{notes[1]}", 150), fontsize=10)
     fig.legend(*rtt.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
     fig.subplots_adjust(bottom=0.08 + 0.025 * ((min(len(pairs), 10) * 2 + 1) // 2))
     buffer = io.BytesIO()

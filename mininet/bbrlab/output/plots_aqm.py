@@ -41,7 +41,6 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
     aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in records)]
     fig, axes = plt.subplots(2, len(ccs), figsize=(max(12.0, 6.5 * len(ccs)), 11), squeeze=False,
                              gridspec_kw={"height_ratios": [3, 2]})
-    base = records[0]["metrics"]["base_rtt_ms"]
     startup = exp.points[0].sampling.startup if exp.points else 2.0
     averaged = claims_mod.average_repetitions(records)
 
@@ -59,7 +58,9 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
                     probe += p
                     flows += f
             _cdf(ax, probe, color, "-", f"{name}: probe (ping), median {med(probe):.0f} ms")
-            _cdf(ax, flows, color, "--", f"{name}: {style(cc)['label']}'s own RTT (ss), median {med(flows):.0f} ms")
+            own = style(cc, with_run=False)["label"]  # the column's title names the run
+            _cdf(ax, flows, color, "--", f"{name}: {own}'s own RTT (ss), median {med(flows):.0f} ms")
+        base = next(r["metrics"]["base_rtt_ms"] for r in records if cc_of(r) == cc)  # each run's own
         ax.axvline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
         low, high = ax.get_xlim()
         if high > 3 * max(low, 1e-9):  # a FIFO's seconds beside an AQM's milliseconds: log
@@ -74,28 +75,32 @@ def aqm_latency(plt, exp, rundir: RunDir, records: list[dict]):
         ax.set_title(f"{style(cc)['label']} flow: latency under load")
         # below the CDF, above the bars: a CDF's axis ends at 1 and the curves cross its middle
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
-        merged = [r for r in averaged if cc_of(r) == cc]
-        shown = [a for a in aqms if any(aqm_of(r) == a for r in merged)]
-        goodput = [next(r["metrics"].get("steady_goodput_mbps") or 0 for r in merged if aqm_of(r) == a) for a in shown]
-        delay = [next(r["metrics"].get("queue_delay_p50_ms") or 0 for r in merged if aqm_of(r) == a) for a in shown]
-        xs = range(len(shown))
-        bars.bar([x - 0.2 for x in xs], goodput, width=0.4, color=[AQM_STYLE[a][0] for a in shown])
-        for x, g in zip(xs, goodput):
-            bars.text(x - 0.2, g, f"{g:.1f}", ha="center", va="bottom", fontsize=8)
-        bars.set_ylabel("steady goodput (Mbit/s, solid)")
-        bars.set_ylim(0, max([records[0]["metrics"]["link_mbps"]] + goodput) * 1.15)
-        qx = bars.twinx()
-        qx.bar([x + 0.2 for x in xs], delay, width=0.4, color=[AQM_STYLE[a][0] for a in shown], alpha=0.35,
-               hatch="//")
-        for x, d in zip(xs, delay):
-            qx.text(x + 0.2, d, f"{d:.0f} ms", ha="center", va="bottom", fontsize=8)
-        qx.set_ylabel("queue's median delay (ms, hatched)")
-        qx.set_ylim(0, max(delay + [1]) * 1.2)
-        bars.set_xticks(list(xs), [AQM_STYLE[a][1] for a in shown])
-        bars.grid(False)
-        qx.grid(False)
+        _bars(bars, [r for r in averaged if cc_of(r) == cc], aqms)
     fig.subplots_adjust(hspace=0.62, wspace=0.35)
     return fig
+
+
+def _bars(bars, merged: list[dict], aqms: list[str]) -> None:
+    """One CC's points (MERGED: averaged over repetitions): each AQM's goodput (solid) and
+    the queue's median delay (hatched, on an axis of its own)."""
+    shown = [a for a in aqms if any(aqm_of(r) == a for r in merged)]
+    goodput = [next(r["metrics"].get("steady_goodput_mbps") or 0 for r in merged if aqm_of(r) == a) for a in shown]
+    delay = [next(r["metrics"].get("queue_delay_p50_ms") or 0 for r in merged if aqm_of(r) == a) for a in shown]
+    xs = range(len(shown))
+    bars.bar([x - 0.2 for x in xs], goodput, width=0.4, color=[AQM_STYLE[a][0] for a in shown])
+    for x, g in zip(xs, goodput):
+        bars.text(x - 0.2, g, f"{g:.1f}", ha="center", va="bottom", fontsize=8)
+    bars.set_ylabel("steady goodput (Mbit/s, solid)")
+    bars.set_ylim(0, max([merged[0]["metrics"]["link_mbps"]] + goodput) * 1.15)
+    qx = bars.twinx()
+    qx.bar([x + 0.2 for x in xs], delay, width=0.4, color=[AQM_STYLE[a][0] for a in shown], alpha=0.35, hatch="//")
+    for x, d in zip(xs, delay):
+        qx.text(x + 0.2, d, f"{d:.0f} ms", ha="center", va="bottom", fontsize=8)
+    qx.set_ylabel("queue's median delay (ms, hatched)")
+    qx.set_ylim(0, max(delay + [1]) * 1.2)
+    bars.set_xticks(list(xs), [AQM_STYLE[a][1] for a in shown])
+    bars.grid(False)
+    qx.grid(False)
 
 
 def _buffer_ms(record: dict) -> float:

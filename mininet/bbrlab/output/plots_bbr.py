@@ -9,7 +9,7 @@ the column's title tell v1 from v3 (style.py), by the version the kernel's struc
 from __future__ import annotations
 
 from ..store.results import RunDir
-from .style import style
+from .style import RUN_AXIS, base_cc, in_turn, own_id, style
 
 # bottom to top roughly by pacing gain, so a probe up reads as a step up
 PHASES = ("PROBE_RTT", "DRAIN", "PROBE_BW_DOWN", "PROBE_BW_CRUISE", "PROBE_BW_REFILL", "PROBE_BW_UP", "STARTUP")
@@ -28,10 +28,12 @@ def bbr_flows(rundir: RunDir, records: list[dict]) -> list[tuple[dict, str, dict
 
 
 def version_style(flow: dict) -> dict:
-    """v3's colour when the kernel reported v3, else the flow's own BBR's (never v3's)."""
+    """v3's colour when the kernel reported v3, else the flow's own BBR's (never v3's); a
+    run's own shade where several runs are drawn (bbr@1)."""
+    cc = flow.get("cc") or "bbr"
     if flow.get("bbr_version", 1) >= 3:
-        return style("bbr3")
-    return style(flow["cc"] if flow.get("cc") in ("bbr", "bbr_noagg") else "bbr")
+        return style(cc if base_cc(cc) == "bbr3" else "bbr3")
+    return style(cc if base_cc(cc) in ("bbr", "bbr_noagg") else "bbr")
 
 
 def _xy(points: list) -> tuple[list, list]:
@@ -48,8 +50,8 @@ def _column(axes, rec: dict, fid: str, flow: dict) -> None:
     phase_ax.set_yticks(range(len(names)), names, fontsize=8)
     phase_ax.set_ylim(-0.5, len(names) - 0.5)
     phase_ax.set_ylabel("phase" if v3 else "phase (v1: from pacing gain)")
-    phase_ax.set_title(f"{rec['id']}, flow {fid}: {st['label']} (tcp_bbr_info v{flow.get('bbr_version', 1)}, "
-                       f"cc {flow['cc']})", fontsize=9)
+    phase_ax.set_title(f"{own_id(rec)}, flow {fid}: {st['label']} (tcp_bbr_info v{flow.get('bbr_version', 1)}, "
+                       f"cc {base_cc(flow['cc'])})", fontsize=9)
     cwnd_ax.plot(*_xy(flow.get("cwnd") or []), color=st["color"], lw=1.2, label="cwnd (ss)")
     if v3:
         cwnd_ax.plot(*_xy(flow.get("bbr_inflight_hi_pkts") or []), color=st["color"], ls="--", lw=1.4,
@@ -68,7 +70,7 @@ def _column(axes, rec: dict, fid: str, flow: dict) -> None:
 
 
 def bbr_state(plt, exp, rundir: RunDir, records: list[dict]):
-    flows = bbr_flows(rundir, records)
+    flows = in_turn(bbr_flows(rundir, records), lambda found: found[0]["params"].get(RUN_AXIS))
     shown = flows[:MAX_FLOWS]
     columns = max(1, len(shown))
     panel = 7.0 if columns == 1 else 5.0  # inches of each column's axes

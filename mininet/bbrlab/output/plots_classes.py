@@ -12,14 +12,15 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
 from .cells import mean
-from .style import cc_of, style
+from .style import RUN_AXIS, cc_of, style
 
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # one per class, in spec order
 
 
 def _where(params: dict) -> str:
-    """A point's axes other than the CC ("buffer=4bdp"), or "all points"."""
-    return ", ".join(f"{k}={v}" for k, v in params.items() if k != "cc") or "all points"
+    """A point's axes other than the CC ("buffer=4bdp"), or "all points" (several runs' points
+    side by side: the run is in the CC's label)."""
+    return ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("cc", RUN_AXIS)) or "all points"
 
 
 def class_rows(records: list[dict]) -> list[dict]:
@@ -57,12 +58,15 @@ def class_share(plt, exp, rundir: RunDir, records: list[dict]):
     names = list(dict.fromkeys(r["class"] for r in rows))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 8), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     width = 0.8 / max(1, len(ccs) * len(names))
+    labelled = set()
     for r in rows:
         k = ccs.index(r["cc"]) * len(names) + names.index(r["class"])
         x = wheres.index(r["where"]) + (k + 0.5) * width - 0.4
         st, hatch = style(r["cc"]), HATCHES[names.index(r["class"]) % len(HATCHES)]
-        # one legend entry per CC and class (the first point's bars); the RTTs are on the x axis
-        label = f"{st['label']}, {r['class']}" if r["where"] == wheres[0] else None
+        # one legend entry per CC and class (its first bars: several runs' may sit at points of
+        # their own); the RTTs are on the x axis
+        label = f"{st['label']}, {r['class']}" if (r["cc"], r["class"]) not in labelled else None
+        labelled.add((r["cc"], r["class"]))
         if r["share"] is not None:
             err = [[r["share"] - r["low"]], [r["high"] - r["share"]]] if r["n"] > 1 else None
             top.bar(x, r["share"], width, color=st["color"], alpha=0.85, hatch=hatch, edgecolor="black",
@@ -79,7 +83,8 @@ def class_share(plt, exp, rundir: RunDir, records: list[dict]):
                                           else ""), fontsize=10)
     bottom.set_ylabel("median smoothed RTT (ms)")
     bottom.set_title("each class's median smoothed RTT after startup (ss)", fontsize=10)
-    rtts = {w: " / ".join(f"{r['class']} {r['rtt_ms']:g} ms" for r in rows if r["where"] == w and r["cc"] == ccs[0])
+    first = {w: next(r["cc"] for r in rows if r["where"] == w) for w in wheres}  # the classes' RTTs: one CC's
+    rtts = {w: " / ".join(f"{r['class']} {r['rtt_ms']:g} ms" for r in rows if r["where"] == w and r["cc"] == first[w])
             for w in wheres}
     bottom.set_xticks(range(len(wheres)), [f"{w}\n{rtts[w]}" for w in wheres], fontsize=9)
     bottom.set_xlim(-0.5, len(wheres) - 0.5)

@@ -12,7 +12,7 @@ import statistics
 
 from ..verdicts import claims as claims_mod
 from ..spec.metric_names import FCT_BUCKETS
-from .style import style
+from .style import RUN_AXIS, style
 from ..store.results import RunDir
 
 CLASS_STYLES = ("-", "--", ":", "-.")
@@ -46,10 +46,11 @@ def workload_line(record: dict, axes: dict | None = None) -> str | None:
 
 
 def pooled(rundir: RunDir, records: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
-    """(point name without repetition, class, cc) -> every repetition's flow rows."""
+    """(point name without repetition, class, cc) -> every repetition's flow rows (several
+    runs' points: the name without the run, which the CC's label gives)."""
     out: dict = {}
     for group in claims_mod.grid_points(records):
-        name = claims_mod.point_name(group[0])
+        name = claims_mod.point_name({"params": {k: v for k, v in group[0]["params"].items() if k != RUN_AXIS}})
         for rec in group:
             for row in rundir.series(rec["id"]).get("shortflows") or ():
                 out.setdefault((name, row["class"], row["cc"]), []).append(row)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
 from ..verdicts import references
-from .style import AQM_LINES, AQM_STYLE, aqm_of, buffer_bdp, cc_of, not_drawn, style
+from .style import AQM_LINES, AQM_STYLE, aqm_of, base_cc, buffer_bdp, cc_of, not_drawn, style
 from ..store.results import RunDir
 
 PAIR_LINES = ("-", (0, (5, 2)), "-.", ":")  # one per pairing, where colour means the CC
@@ -36,7 +36,7 @@ def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[
     """(buffer in BDPs, BBR's predicted share) from LOW to HIGH BDPs for RECORD's link and flows."""
     link = record["link"]
     durations = [f["duration"] for f in record["flow_plan"] if f.get("duration")]
-    n_bbr = sum(f["cc"] == "bbr" for f in record["flow_plan"])
+    n_bbr = sum(base_cc(f["cc"]) == "bbr" for f in record["flow_plan"])
     if not durations or not n_bbr:
         return []
     grid = [low * (high / low) ** (i / steps) for i in range(steps + 1)] if high > low else [low]
@@ -45,7 +45,8 @@ def model_curve(record: dict, low: float, high: float, steps: int = 80) -> list[
 
 def pairings(records: list[dict]) -> dict[str, list[dict]]:
     """Records by the CCs their points pair ("bbr+cubic", "bbr3+cubic"), in first-seen order:
-    v3-coexist sweeps which BBR meets CUBIC, and a CC's shares from two pairings never merge."""
+    v3-coexist sweeps which BBR meets CUBIC, and a CC's shares from two pairings never merge
+    (nor two runs': each run's CCs have names of their own)."""
     out: dict[str, list[dict]] = {}
     for r in records:
         out.setdefault(cc_of(r), []).append(r)
@@ -54,12 +55,12 @@ def pairings(records: list[dict]) -> dict[str, list[dict]]:
 
 def with_v1(records: list[dict]) -> list[dict]:
     """RECORDS of the points that pair Linux's bbr (v1) with others: the Ware et al. model is
-    fit for v1, so only these are drawn or tabled beside it."""
-    return [r for r in records if "bbr" in cc_of(r).split("+")]
+    fit for v1, so only these are drawn or tabled beside it (of several runs': each run's)."""
+    return [r for r in records if "bbr" in map(base_cc, cc_of(r).split("+"))]
 
 
 def _against(cc: str, pairing: str) -> str:
-    others = [style(o)["label"] for o in pairing.split("+") if o != cc]
+    others = [style(o, with_run=False)["label"] for o in pairing.split("+") if o != cc]  # CC's label names the run
     return f" against {' + '.join(others)}" if others else ""
 
 
@@ -103,8 +104,9 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
     for x, goodputs in ({} if apart else exp.reference.get("goodput_mbps") or {}).items():
         total = sum(goodputs.values())
         for cc, g in goodputs.items():
-            ax.plot([float(x)], [g / total], ls="none", marker="*", ms=13, color=style(cc)["color"],
-                    mec="black", label=f"{style(cc)['label']}, {exp.reference.get('source', 'reference')}")
+            st = style(cc, with_run=False)  # a published number: no run's
+            ax.plot([float(x)], [g / total], ls="none", marker="*", ms=13, color=st["color"],
+                    mec="black", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
     ax.axhline(0.5, color="black", lw=0.8, ls=":")
     ax.set_xscale("log")
     if xs:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..verdicts import claims as claims_mod
 from ..analysis import mathis
 from ..verdicts import references
-from .style import buffer_bdp, cc_of, not_drawn, style
+from .style import RUN_AXIS, buffer_bdp, cc_of, not_drawn, style
 from ..store.results import RunDir
 
 
@@ -70,7 +70,7 @@ def _loss_curves(records: list[dict], group_key: str | None):
 def _other_axis(records: list[dict]) -> str | None:
     """The one sweep parameter besides loss and cc whose values differ across RECORDS (pacing
     in figure8-versions), which then splits each CC's curve; None when there is none."""
-    varying = [k for k in records[0]["params"] if k not in ("loss", "cc")
+    varying = [k for k in records[0]["params"] if k not in ("loss", "cc", RUN_AXIS)
                and len({str(r["params"].get(k)) for r in records}) > 1]
     return varying[0] if len(varying) == 1 else None
 
@@ -117,7 +117,7 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     if apart:  # said in the legend rather than drawn beside numbers of another link
         not_drawn(ax, apart)
     for name, ref in ({} if apart else references.series(exp.reference)).items():
-        st = style(name)
+        st = style(name, with_run=False)  # a published number: no run's
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([_x(p, zero_at) for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,
                 alpha=0.3, ls=":", label=f"{st['label']}, {exp.reference.get('source', 'reference')}")
@@ -163,7 +163,7 @@ def sweep_normalized(plt, exp, rundir: RunDir, records: list[dict], untrusted: s
     the congestion control's.
     """
     merged = claims_mod.average_repetitions(records)
-    group_key = next((k for k in exp.axes if k not in ("loss", "cc")), None)
+    group_key = next((k for k in exp.axes if k not in ("loss", "cc", RUN_AXIS)), None)
     ccs = sorted({cc_of(r) for r in merged})
     fig, axes = plt.subplots(1, len(ccs), figsize=(6.5 * len(ccs), 5.5), sharey=True, squeeze=False)
     cmap = plt.get_cmap("viridis")

@@ -7,13 +7,12 @@ from __future__ import annotations
 from ..analysis.metrics import percentile
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
-from .style import cc_of, point_label, rate_line, style
+from .style import RUN_AXIS, base_cc, cc_of, point_label, rate_line, style
 
 
 def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     """Figure 5: RTT over time for each CC on one axis, plus the RTT CDF."""
     fig, (ax, cdf) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [2.2, 1]})
-    base = records[0]["metrics"]["base_rtt_ms"]
     medians: dict[str, list[float]] = {}  # per CC, each repetition's median RTT in run order
     for rec in sorted(records, key=lambda r: r.get("repetition", 1)):
         medians.setdefault(point_label(rec, {"cc"}), []).append(rec["metrics"].get("rtt_p50_ms", float("nan")))
@@ -40,12 +39,7 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
             values = sorted(v for _, v in pts)
             cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6)
             line = None
-    ax.axhline(base, color="black", ls="--", lw=1, label=f"base RTT {base:g} ms")
-    cdf.axvline(base, color="black", ls="--", lw=1)
-    full = records[0]["metrics"].get("full_buffer_rtt_ms")
-    if full:  # where a buffer-filling sender ends up
-        ax.axhline(full, color="grey", ls=":", lw=1.2, label=f"RTT behind a full buffer {full:.0f} ms")
-        cdf.axvline(full, color="grey", ls=":", lw=1.2)
+    full = _guides(ax, cdf, records)
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("RTT (ms, ping every 100 ms)")
     ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], (full or 0) * 1.15))
@@ -56,6 +50,21 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     return fig
 
 
+def _guides(ax, cdf, records: list[dict]) -> float | None:
+    """The base RTT and where a buffer-filling sender ends up, across both axes: one line per
+    value the points have (several runs' may differ), one legend entry naming them all; the
+    largest RTT behind a full buffer, if any."""
+    guides = (("base_rtt_ms", "g", "black", "--", 1, "base RTT"),
+              ("full_buffer_rtt_ms", ".0f", "grey", ":", 1.2, "RTT behind a full buffer"))
+    for key, fmt, color, ls, lw, text in guides:
+        values = sorted({r["metrics"][key] for r in records if r["metrics"].get(key)})
+        for k, value in enumerate(values):
+            ax.axhline(value, color=color, ls=ls, lw=lw,
+                       label=f"{text} {', '.join(dict.fromkeys(format(v, fmt) for v in values))} ms" if k == 0 else None)
+            cdf.axvline(value, color=color, ls=ls, lw=lw)
+    return max((r["metrics"].get("full_buffer_rtt_ms") or 0 for r in records), default=0) or None
+
+
 LINESTYLES = ("-", "--", ":", "-.")  # classes of one CC told apart
 
 
@@ -64,7 +73,8 @@ def _class_rtts(ax, cdf, rec: dict, series: dict, labelled: set) -> None:
     with a line style per class of the same CC, and one legend entry per class naming its
     CC and its median RTT (of the first repetition drawn)."""
     groups = {f"g{g['group'] + 1}": g for g in rec["metrics"].get("groups") or []}
-    where = ", ".join(f"{k}={v}" for k, v in rec["params"].items() if k != "cc")  # a sweep's point
+    # a sweep's point (its run is in its CC's label)
+    where = ", ".join(f"{k}={v}" for k, v in rec["params"].items() if k not in ("cc", RUN_AXIS))
     seen: dict[str, int] = {}
     for name, pts in series["rtt"].items():
         pts = [(t, v) for t, v in pts if t >= 0]
@@ -122,39 +132,20 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
         ("steady_link_efficiency", "cubic", "CUBIC goodput / payload capacity", style("cubic")["color"], "o"),
         ("bbr_bw_ratio", "bbr", "BBR's median bw estimate / rate", style("bbr")["color"], "D"),
     )
-    for metric, cc, label, color, marker in measures:
-        # the bounds the experiment's claims set on the metric (none: informative)
-        claim = next((c for c in exp.claims if c.metric == metric), None)
-        bounds = tuple(b for b in ((claim.min, claim.max) if claim else ()) if b is not None)
-        label += " (" + (" to ".join(f"{b:g}" for b in bounds) if len(bounds) == 2 else
-                         f"{'>=' if claim.min is not None else '<='} {bounds[0]:g}" if bounds else "informative") + ")"
-        pts = [(r["link"]["rate"] / 1e6, r["metrics"][metric]) for r in merged
-               if r["metrics"].get(metric) is not None and (cc is None or cc_of(r) == cc)]
-        if not pts:
-            continue
-        worst = {}
-        # one marker per rate: the worst point (the lowest against a floor, the highest
-        # against a ceiling or none, the farthest from 1 against both)
-        pick = ((lambda a, b: max(a, b, key=lambda v: abs(v - 1))) if len(bounds) == 2
-                else min if claim is not None and claim.max is None else max)
-        for x, y in pts:
-            worst[x] = y if x not in worst else pick(worst[x], y)
-        xs = sorted(worst)
-        ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4 if bounds else 1, label=label,
-                ls="-" if bounds else "--")
-        for bound in bounds:
-            ax.axhline(bound, color=color, ls=":", lw=1)
+    for measure in measures:
+        _fidelity_measure(ax, merged, measure, next((c for c in exp.claims if c.metric == measure[0]), None))
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_xticks(rates, [f"{x:g}" for x in rates])
     ax.set_xlabel("configured bottleneck rate (Mbit/s)")
     ax.set_ylabel("ratio (dotted: each target)")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    top = [r for r in merged if r["link"]["rate"] / 1e6 == rates[-1] and cc_of(r) == "cubic"] or merged[-1:]
+    top = [r for r in merged if r["link"]["rate"] / 1e6 == rates[-1] and base_cc(cc_of(r)) == "cubic"] or merged[-1:]
     series, m = rundir.series(top[0]["id"]), top[0]["metrics"]
     sent = [(t, v) for t, v in series.get("link_sent", []) if t >= 0]
+    run = top[0]["params"].get(RUN_AXIS)  # of several runs, the first's
     tx.plot([t for t, _ in sent], [v for _, v in sent], color="grey", lw=0.8,
-            label="bottleneck sent (its byte counter, per sample)")
+            label="bottleneck sent (its byte counter, per sample)" + (f", {run}" if run else ""))
     for flow in series["flows"].values():
         pts = flow["throughput"]
         tx.plot([t for t, _ in pts], [v for _, v in pts], color=style(flow["cc"])["color"], lw=1.6,
@@ -168,6 +159,35 @@ def link_fidelity(plt, exp, rundir: RunDir, records: list[dict]):
     tx.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.subplots_adjust(right=0.64, hspace=0.3)
     return fig
+
+
+def _fidelity_measure(ax, merged: list[dict], measure: tuple, claim) -> None:
+    """One of link_fidelity's measures against the rate (MEASURE: metric, the CC whose points
+    measure it, label, colour, marker), within the bounds CLAIM sets on it (none:
+    informative); several runs' each its own line, hollow after the first, named by its run."""
+    metric, cc, label, color, marker = measure
+    bounds = tuple(b for b in ((claim.min, claim.max) if claim else ()) if b is not None)
+    label += " (" + (" to ".join(f"{b:g}" for b in bounds) if len(bounds) == 2 else
+                     f"{'>=' if claim.min is not None else '<='} {bounds[0]:g}" if bounds else "informative") + ")"
+    # one marker per rate: the worst point (the lowest against a floor, the highest
+    # against a ceiling or none, the farthest from 1 against both)
+    pick = ((lambda a, b: max(a, b, key=lambda v: abs(v - 1))) if len(bounds) == 2
+            else min if claim is not None and claim.max is None else max)
+    drawn = False
+    for k, run in enumerate(dict.fromkeys(r["params"].get(RUN_AXIS) for r in merged)):  # None: one run
+        pts = [(r["link"]["rate"] / 1e6, r["metrics"][metric]) for r in merged if r["params"].get(RUN_AXIS) == run
+               and r["metrics"].get(metric) is not None and (cc is None or base_cc(cc_of(r)) == cc)]
+        worst: dict[float, float] = {}
+        for x, y in pts:
+            worst[x] = y if x not in worst else pick(worst[x], y)
+        xs = sorted(worst)
+        if xs:
+            ax.plot(xs, [worst[x] for x in xs], color=color, marker=marker, lw=1.4 if bounds else 1,
+                    label=label + (f", {run}" if run else ""), ls="-" if bounds else "--",
+                    mfc=None if k == 0 else "white")
+            drawn = True
+    for bound in bounds if drawn else ():
+        ax.axhline(bound, color=color, ls=":", lw=1)
 
 
 def buffer_rtt(plt, exp, rundir: RunDir, records: list[dict]):

@@ -15,21 +15,32 @@ from __future__ import annotations
 
 from ..store.results import RunDir
 from ..verdicts import claims as claims_mod
-from .style import style
+from .style import RUN_AXIS, VARIANT_MARK, base_cc, in_turn, own_id, run_of, style, variant
 
 WINDOW = 4.0  # seconds of one connection in quic_timeline, as in the post's figure 2
 MAX_POINTS = 4
 
 
 def _label(cc: str, tool: str = "picoquic") -> str:
+    """The CC by its implementation ("picoquic bbr (BBRv3)"), and the run it was drawn for
+    where several are (its name there: bbr@1)."""
+    run = run_of(cc)
+    cc = base_cc(cc)
     if tool != "picoquic":  # kernel TCP: bbr is Linux's v1, bbr3 its BBRv3
-        return f"Linux {cc}" + (" (BBR v1)" if cc == "bbr" else " (BBRv3)" if cc == "bbr3" else "")
-    return f"picoquic {cc}" + (" (BBRv3)" if cc == "bbr" else " (BBRv1)" if cc == "bbr1" else "")
+        text = f"Linux {cc}" + (" (BBR v1)" if cc == "bbr" else " (BBRv3)" if cc == "bbr3" else "")
+    else:
+        text = f"picoquic {cc}" + (" (BBRv3)" if cc == "bbr" else " (BBRv1)" if cc == "bbr1" else "")
+    return f"{text}, {run}" if run else text
 
 
 def _style(cc: str, tool: str = "picoquic") -> dict:
-    """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's."""
-    return style({"bbr": "bbr3", "bbr1": "bbr"}.get(cc, cc) if tool == "picoquic" else cc)
+    """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's (in the shade
+    of its run, where several runs are drawn)."""
+    if tool != "picoquic":
+        return style(cc)
+    base, _, run = cc.partition(VARIANT_MARK)
+    own = {"bbr": "bbr3", "bbr1": "bbr"}.get(base, base)
+    return style(variant(own, int(run)) if run else own)
 
 
 def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | None = None):
@@ -81,7 +92,7 @@ def quic_timeline(plt, exp, rundir: RunDir, records: list[dict]):
         quic = [(fid, f) for fid, f in flows.items() if f.get("tool") == "picoquic"]
         if quic:
             chosen.append((rec, *quic[0]))
-    chosen = chosen[:MAX_POINTS]
+    chosen = in_turn(chosen, lambda found: found[0]["params"].get(RUN_AXIS))[:MAX_POINTS]
     if not chosen:
         raise ValueError("no QUIC connection in the points drawn")
     fig, axes = plt.subplots(3, len(chosen), figsize=(5.2 * len(chosen) + 1, 8.5), sharex=True, squeeze=False,
@@ -96,7 +107,7 @@ def quic_timeline(plt, exp, rundir: RunDir, records: list[dict]):
         rate_ax.set_ylim(bottom=0)
         rate_ax.set_ylabel("Mbit/s")
         rate_ax.legend(fontsize=8, loc="upper right")
-        rate_ax.set_title(f"{rec['id']}\nconnection {fid}: {_label(flow['cc'])}", fontsize=9)
+        rate_ax.set_title(f"{own_id(rec)}\nconnection {fid}: {_label(flow['cc'])}", fontsize=9)
         rtt_ax.plot(*_xy(flow.get("rtt_sample_ms") or [], start), ls="none", marker=".", ms=3, color=st["color"],
                     label="RTT samples (the first of each sampling interval)")
         rtt_ax.plot(*_xy(flow.get("srtt_ms") or [], start), color="black", lw=1.0, label="smoothed RTT")

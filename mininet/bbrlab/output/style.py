@@ -27,6 +27,35 @@ EXTRA_COLORS = ["#ff7f0e", "#aec7e8", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"
 # labels that differ from STYLE's within the figure being drawn (versions_named); the table
 # itself never changes
 _RENAMED: ContextVar[dict] = ContextVar("bbrlab_renamed_ccs", default={})
+# within a figure of several runs (runs_named): the run each CC name was drawn for
+_RUN_OF: ContextVar[dict] = ContextVar("bbrlab_run_of_cc", default={})
+RUN_AXIS = "run"  # the sweep parameter that tells several runs' points apart (multirun.py)
+RUN_SEPARATOR = " | "  # between a run's label and its point's id, in a point's id where several runs are drawn
+VARIANT_MARK = "@"  # bbr@1: run 2's bbr (variant)
+
+
+def base_cc(cc: str) -> str:
+    """The congestion control a name drawn for one of several runs stands for: bbr@1 -> bbr."""
+    return cc.split(VARIANT_MARK)[0]
+
+
+def own_id(record: dict) -> str:
+    """RECORD's point id in its own run (where several runs are drawn, its id names the run
+    first: the CC's label names it in the figure)."""
+    return record["id"].split(RUN_SEPARATOR)[-1]
+
+
+def in_turn(items: list, run) -> list:
+    """ITEMS with several runs' taken in turn (run 1's first, run 2's first, run 1's second,
+    ...; RUN(item) says whose), so a kind that draws only the first few draws each run's; the
+    items of one run keep their order."""
+    runs: dict = {}
+    ranked = []
+    for i, item in enumerate(items):
+        count = runs.setdefault(run(item), [len(runs), 0])
+        ranked.append((count[1], count[0], i, item))
+        count[1] += 1
+    return [item for *_, item in sorted(ranked, key=lambda r: r[:3])]
 
 
 @contextmanager
@@ -34,7 +63,7 @@ def versions_named(records: list[dict]):
     """Within a figure that shows another BBR too, Linux's bbr is named by its version: "BBR v1"
     beside BBRv3, "BBR (Linux 6.1)" beside Linux 4.10's (bbr410 is built for 6.1 only); alone
     it keeps the paper's name."""
-    shown = {g["cc"] for r in records for g in r.get("flows") or ()}
+    shown = {base_cc(g["cc"]) for r in records for g in r.get("flows") or ()}
     renamed = {"bbr": "BBR v1"} if "bbr3" in shown else {}
     if "bbr410" in shown:
         renamed = {"bbr": "BBR (Linux 6.1)"}
@@ -45,12 +74,35 @@ def versions_named(records: list[dict]):
         _RENAMED.reset(token)
 
 
-def style(cc: str) -> dict:
+@contextmanager
+def runs_named(runs: dict[str, str]):
+    """Within a figure of several runs, each CC's label ends with the run it was drawn for
+    (RUNS: CC name -> run label, "bbr@1" -> "run 2 (rtt 30ms)"): every kind that names a
+    curve, a bar or a panel by its CC names the run with it."""
+    token = _RUN_OF.set(dict(runs))
+    try:
+        yield
+    finally:
+        _RUN_OF.reset(token)
+
+
+def run_of(cc: str) -> str | None:
+    """The run CC was drawn for, within a figure of several runs; else None."""
+    return _RUN_OF.get().get(cc)
+
+
+def style(cc: str, with_run: bool = True) -> dict:
+    """CC's colour, marker and label; where several runs are drawn, the label ends with CC's
+    run unless told not to (WITH_RUN: a panel whose title names the run already)."""
     if cc in STYLE:
-        renamed = _RENAMED.get().get(cc)
-        return {**STYLE[cc], "label": renamed} if renamed else STYLE[cc]
-    color = EXTRA_COLORS[sum(map(ord, cc)) % len(EXTRA_COLORS)]
-    return {"color": color, "marker": "o", "label": cc}
+        found = STYLE[cc]
+        renamed = _RENAMED.get().get(base_cc(cc))
+        found = {**found, "label": renamed} if renamed else found
+    else:
+        color = EXTRA_COLORS[sum(map(ord, cc)) % len(EXTRA_COLORS)]
+        found = {"color": color, "marker": "o", "label": cc}
+    run = run_of(cc) if with_run else None
+    return {**found, "label": f"{found['label']}, {run}"} if run else found
 
 
 def cc_of(record: dict) -> str:
@@ -80,7 +132,8 @@ def buffer_bdp(record: dict) -> float:
 
 
 def point_label(record: dict, axes_shown: set) -> str:
-    extra = ", ".join(f"{k}={v}" for k, v in record["params"].items() if k not in axes_shown)
+    """The point's CC and its sweep values beyond AXES_SHOWN (its run is in its CC's label)."""
+    extra = ", ".join(f"{k}={v}" for k, v in record["params"].items() if k not in axes_shown and k != RUN_AXIS)
     name = style(cc_of(record))["label"]
     return f"{name} ({extra})" if extra else name
 
@@ -103,16 +156,16 @@ def not_drawn(ax, why: str, width: int = 48) -> None:
 def variant(cc: str, k: int) -> str:
     """The name under which run K of several drawn together shows CC: CC itself for the
     first run, else a registered style with CC's marker and label in a darker (odd K) or
-    lighter (even K) shade of its colour (the legend names the run: its `run` parameter)."""
+    lighter (even K) shade of its colour (the legend names the run: runs_named)."""
     if k == 0:
         return cc
     from matplotlib.colors import to_hex, to_rgb
 
-    base = style(cc)
+    base = STYLE.get(cc) or style(cc)
     depth = (0.45, 0.65, 0.3, 0.55)[((k - 1) // 2) % 4]  # darker or lighter, by steps that stay in range
     rgb = to_rgb(base["color"])
     shade = [c * (1 - depth) for c in rgb] if k % 2 else [c + (1 - c) * depth for c in rgb]
-    name = f"{cc}@{k}"
+    name = f"{cc}{VARIANT_MARK}{k}"
     STYLE[name] = {"color": to_hex(shade), "marker": base["marker"], "label": base["label"]}
     return name
 
