@@ -149,6 +149,12 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     checking.set_defaults(handler="cmd_lab_check")
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(handler="cmd_format_doc")
+    results_doc = command("results-doc", help="write the measured numbers and the suite's sizes into README.md, "
+                          "docs/results.md and docs/experiments.md, from docs/measurements.yaml and the suite's "
+                          "plan (only between their marker lines)")
+    results_doc.add_argument("--check", action="store_true", help="write nothing: exit 1 when a file differs "
+                             "from what would be written")
+    results_doc.set_defaults(handler="cmd_results_doc")
     command("preflight", help="check root, tools and kernel features").set_defaults(handler="cmd_preflight")
     command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(handler="cmd_clean")
     fetching = command("fetch-data", help="fetch Mahimahi's LTE traces and ReBBR's numbers (pinned commits, "

@@ -1,5 +1,5 @@
 """bbrlab's command line: list, run, plot, suite, merge, report, calibrate, export, compare,
-lab, format-doc, preflight, clean, fetch-data.
+lab, format-doc, results-doc, preflight, clean, fetch-data.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -432,6 +432,21 @@ def cmd_format_doc(args) -> int:
     return 0
 
 
+def cmd_results_doc(args) -> int:
+    from .output import results_doc
+    from .runs import docs
+
+    rendered = docs.rendered(require(EXPERIMENTS), REPO)
+    if args.check:
+        stale = results_doc.stale(REPO, rendered)
+        print("\n".join(f"results-doc: {file} differs from what {results_doc.COMMAND} writes" for file in stale)
+              or "results-doc: every file is current")
+        return EXIT_REJECTED if stale else 0
+    changed = results_doc.write(REPO, rendered)
+    print("\n".join(f"results-doc: wrote {file}" for file in changed) or "results-doc: every file is current")
+    return 0
+
+
 def cmd_preflight(args) -> int:
     from .emulation import preflight
 
@@ -464,7 +479,8 @@ def cmd_clean(args) -> int:
 # Each command's handler, under the name arguments.py gives it (`handler`).
 HANDLERS = {f.__name__: f for f in (cmd_list, cmd_run, cmd_suite, cmd_merge, cmd_report, cmd_plot, cmd_calibrate,
                                     cmd_export, cmd_compare, cmd_shell, cmd_pack, cmd_unpack, cmd_lab_list,
-                                    cmd_lab_check, cmd_format_doc, cmd_preflight, cmd_fetch_data, cmd_clean)}
+                                    cmd_lab_check, cmd_format_doc, cmd_results_doc, cmd_preflight, cmd_fetch_data,
+                                    cmd_clean)}
 
 
 def main(argv: list[str] | None = None) -> int:

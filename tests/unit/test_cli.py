@@ -427,7 +427,7 @@ def test_dry_run_and_list_estimate_the_wall_time_from_this_machines_runs(capsys,
     assert code == 0 and out.splitlines() == [  # in the suite's order: shortest first
         "figure5             2 point(s),    0.7 min of flows, about 4.0 min wall",
         "step                2 point(s),    1.0 min of flows, about 4.3 min wall",
-        "suite: 2 experiments, about 8.3 min wall (nothing run: --dry-run)"]
+        "suite: 2 experiments, 4 points, 1.7 min of flows, about 8.3 min wall (nothing run: --dry-run)"]
 
 
 def test_plot_writes_the_figure_in_the_formats_asked(capsys, tmp_path, step_run):
@@ -538,7 +538,7 @@ def test_every_command_and_lab_subcommand_has_its_handler():
             yield parser.get_default("handler")
 
     named = set(handlers(arguments.parser(Path("results"))))
-    assert named == set(cli.HANDLERS) and len(named) == 18
+    assert named == set(cli.HANDLERS) and len(named) == 19
 
 
 def test_the_whole_suite_names_and_skips_what_this_kernel_cannot_run(capsys, monkeypatch, tmp_path):

@@ -3,6 +3,7 @@ machine's earlier runs cost (their verdict.json's overhead). Reads results alone
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec import ccs
@@ -77,6 +78,29 @@ def lines(exp: Experiment, points: list[Point], root: Path, shard: dict | None =
     return [f"{len(points)} point(s), {flows / 60:.1f} min of flows; {wall_text}", goes] + ([needs] if needs else [])
 
 
+@dataclass(frozen=True)
+class Size:
+    """What a set of experiments plans, whatever a machine's runs cost: `suite --dry-run`
+    ends with it, and the docs quote it (`bbrlab results-doc`)."""
+
+    experiments: int
+    points: int
+    flow_seconds: float
+    flow_seconds_max: float  # with every repetition `repeat: auto` may add
+
+    def text(self) -> str:
+        flows = minutes(self.flow_seconds, self.flow_seconds_max)
+        return f"{self.experiments} experiments, {self.points} points, {flows} of flows"
+
+
+def size(exps: list[Experiment], parts: dict | None = None) -> Size:
+    """The Size of EXPS (PARTS: only this shard's points, shard.record per experiment)."""
+    chosen = [[p for p in e.points if parts is None or p.id in parts[e.name]["points"]] for e in exps]
+    flows = [sum(p.duration for p in points) for points in chosen]
+    most = [f * e.repeat_max / e.repeat if e.adaptive else f for e, f in zip(exps, flows)]
+    return Size(len(exps), sum(map(len, chosen)), sum(flows), sum(most))
+
+
 def suite_lines(exps: list[Experiment], root: Path, parts: dict | None = None) -> list[str]:
     """`suite --dry-run`: each experiment's points (PARTS: only this shard's, shard.record
     per experiment), flows and wall time, and the sum."""
@@ -88,7 +112,7 @@ def suite_lines(exps: list[Experiment], root: Path, parts: dict | None = None) -
         flows = sum(p.duration for p in points)
         out.append(f"{exp.name:16s} {len(points):4d} point(s), {flows / 60:6.1f} min of flows, "
                    f"about {minutes(low, high)} wall")
-    return out + [f"suite: {len(exps)} experiments, about {minutes(*total)} wall (nothing run: --dry-run)"]
+    return out + [f"suite: {size(exps, parts).text()}, about {minutes(*total)} wall (nothing run: --dry-run)"]
 
 
 def repetitions(exp: Experiment) -> str:
