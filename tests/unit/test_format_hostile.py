@@ -35,20 +35,20 @@ def spelled(numbers, units):
 # key -> (values spelled as documented: (text, expected), misspellings that must be refused)
 KEYS = {
     "rate": (spelled(st.integers(1, 999), ["kbit", "Mbit"]),
-             ["10", "1e7", "10Mbps", "10kbps", "-5Mbit", "0.5bit", "fast", "true", "10 Mbit/s"]),
+             ["10", "1e7", "10Mbps", "10kbps", "-5Mbit", "0.5bit", "fast", "true", "10 Mbit/s", "10Tbit"]),
     "rtt": (spelled(st.integers(1, 400), ["ms"]),
             ["40", "10h", "-1ms", "0ms", "soon", "false", "40msec"]),
     "loss": (spelled(st.sampled_from([0.001, 0.01, 0.5, 1, 2, 5, 10, 20]), ["%"]),
              ["101%", "-1%", "lossy", "true", "1 %%", "0.01"]),
     "duration": (spelled(st.integers(1, 60), ["s"]),
-                 ["30", "2.5s", "-1s", "0s", "1h", "ever"]),
+                 ["30", "2.5s", "-1s", "0s", "1h", "ever", "100000s"]),
     "flows.0.count": (st.integers(1, 6).map(lambda n: (str(n), n)),
                       ["0", "-1", "1.5", "two", "300", "true"]),
     "cc": (st.sampled_from(["bbr", "cubic"]).map(lambda c: (c, c)),
            ["cubci", "BBR", "bbr2", "5", "true", "bbr cubic", "../bbr"]),
     "flows.0.ecn": (st.booleans().map(lambda b: (str(b).lower(), b)), ["yes", "1", "on", "ecn"]),
     "buffer": (spelled(st.integers(2, 900), ["pkt"]),
-               ["100", "-3pkt", "0pkt", "lots", "1.5pkt", "true"]),
+               ["100", "-3pkt", "0pkt", "lots", "1.5pkt", "true", "5000000000pkt"]),
 }
 
 

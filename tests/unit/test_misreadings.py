@@ -76,3 +76,15 @@ def test_yaml_1_1s_other_booleans_stay_words(tmp_path, capsys, word):
     expected = f"flows.0.ecn: expected true or false, got '{word}'"
     assert refused(capsys, "run", str(tmp_path / "mine.yaml"), "--dry-run") == expected
     assert refused(capsys, "run", "figure5-aqm", "--quick", "--dry-run", "--set", f"flows.0.ecn={word}") == expected
+
+
+@pytest.mark.parametrize("setting, said", [
+    ("rate=10Tbit", "link.rate: 10Tbit needs a rate unit: write bit, kbit, Mbit, Gbit (Tbit is not one)"),
+    ("duration=100000s", "flows.0.duration: flow 1 would run 100000 s, but iperf3 runs at most 86400 s (a day)"),
+    ("buffer=5000000000pkt", "link.buffer: 5000000000 packets: tc's queue limits are 32-bit packet counts "
+                             "(at most 4294967295)"),
+])
+def test_what_a_tool_cannot_honour_is_refused(capsys, setting, said):
+    """A unit the format lacks gets no guess at its magnitude (10Tbit is not 10Mbit); iperf3's
+    -t stops at a day; tc's queue limits are 32-bit."""
+    assert refused(capsys, "run", "figure5", "--quick", "--dry-run", "--set", setting) == said

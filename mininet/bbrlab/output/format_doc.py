@@ -184,6 +184,9 @@ def _refused() -> list[str]:
         (f"a rate below {units.fmt_rate(units.MIN_RATE)}",
          "tc takes whole bit/s: `0.5bit` would be written as `0bit`, which is no limit at all"),
         ("`kbps`, `Mbps` (tc reads them as bytes per second); hours (`10h`)", "the units are the ones listed above"),
+        ("an iperf3 flow of a fraction of a second or of more than a day; more than 256 long flows in a point; "
+         "a buffer of more than 2^32-1 packets", "iperf3's -t takes whole seconds up to 86400; each flow has an "
+         "address of its own; tc's queue limits are 32-bit"),
         ("`--set loss` (or `rtt`) when one flow group of several has its own",
          "it would change that group alone: say `link.loss` or `flows.N.loss`"),
         (f"`shaper: netem` with `link.trace` (a trace is shaped by {spec.TRACE_SHAPER} by default)",

@@ -131,15 +131,21 @@ def _one_cc_one_tool(raw: list, default_cc) -> None:
 
 # Long flows in one point, all groups together: each gets addresses and a socket of its own
 MAX_FLOWS = 256
+IPERF3_MAX_SECONDS = 86400  # iperf3 refuses a longer -t (its MAX_TIME)
 
 
 def _whole_seconds(flow: FlowGroup, key: str) -> None:
-    """iperf3 runs a flow for whole seconds (-t takes an integer and drops a fraction): a
-    duration, or an until that leaves a flow a fraction of a second, is refused."""
+    """iperf3 runs a flow for whole seconds (-t takes an integer and drops a fraction), a day at
+    most: a duration, or an until, that leaves a flow a fraction of a second or more than a
+    day is refused."""
     if flow.tool != "iperf3" or (flow.duration is None and flow.until is None):
         return
     for i in range(flow.count):
         seconds = flow.duration if flow.duration is not None else flow.until - flow.start - i * flow.stagger
+        if seconds > IPERF3_MAX_SECONDS:
+            which = "duration" if flow.duration is not None else "until"
+            raise SpecError(f"{key}.{which}: flow {i + 1} would run {seconds:g} s, but iperf3 runs at most "
+                            f"{IPERF3_MAX_SECONDS} s (a day)")
         if abs(seconds - round(seconds)) > 1e-9:
             which = "duration" if flow.duration is not None else "until"
             low, high = max(1, int(seconds)), int(seconds) + 1

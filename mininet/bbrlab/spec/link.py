@@ -28,6 +28,7 @@ DEFAULT_SHAPER = "netem"  # chosen by measurement: docs/design.md "The bottlenec
 # delivered 0.56 of an LTE trace behind a 1.25 MB buffer), so it is refused with a trace.
 TRACE_SHAPER = "htb"
 LOSS_DIRECTIONS = ("data", "both")
+MAX_BUFFER_PACKETS = 2**32 - 1  # tc's limit (netem, pfifo, the AQMs): a u32 count of packets
 LINK_KEYS = {"rate", "rtt", "buffer", "loss", "loss_direction", "jitter", "forward_share", "burst", "changes",
              "shaper", "trace", "trace_interval", "delay_variation", "slot", "slot_max", "slot_packets",
              "slot_bytes", "slot_on"} | aqms.LINK_KEYS
@@ -242,6 +243,9 @@ def parse(raw: Any) -> Link:
         delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
         slot=_slot(raw),
     )
+    if link.buffer_packets > MAX_BUFFER_PACKETS:
+        raise SpecError(f"link.buffer: {link.buffer_packets} packets: tc's queue limits are 32-bit packet counts "
+                        f"(at most {MAX_BUFFER_PACKETS})")
     link = replace(link, aqm=aqms.parse(raw, link.buffer_packets * FRAME_BYTES))
     if link.shaper == "netem" and link.aqm.kind != aqms.FIFO:
         raise SpecError(f"link.shaper: netem holds the packets its rate delays in its own queue, so {link.aqm.kind} "

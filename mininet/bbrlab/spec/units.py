@@ -65,8 +65,9 @@ def rate(value: object, key: str) -> float:
         if bytes_per_second:  # as the user wrote it: tc reads 10kbps as 10 kilobytes per second
             prefix = {"": "", "k": "kilo", "m": "mega", "g": "giga"}[bytes_per_second.group(1).lower()]
             why = f" (tc reads {unit} as {prefix}bytes per second)"
-        raise SpecError(f"{key}: {_show(value)} needs a rate unit{why}: write {RATE_SPELLINGS}, "
-                        f"e.g. {number:g}{_BITS.get(unit[:1].lower(), 'Mbit')}")
+        meant = _BITS.get(unit[:1].lower())  # 10M, 10Mbits, 10Mb/s: 10Mbit; 10Tbit: no guess at the magnitude
+        raise SpecError(f"{key}: {_show(value)} needs a rate unit{why}: write {RATE_SPELLINGS}"
+                        + (f", e.g. {number:g}{meant}" if meant else f" ({unit} is not one)"))
     bps = number * _RATE_UNITS[unit.lower()]
     if bps <= 0:
         raise SpecError(f"{key}: rate must be positive, got {value!r}")
