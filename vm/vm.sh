@@ -242,9 +242,11 @@ clear_stale_domains() {
 # ---------------------------------------------------------------- up, run, pull
 do_up() {
     need_root up
-    step deps do_deps
-    step daemons do_daemons
-    step box do_box
+    # each step's failure ends here, its error the last line (a step runs with errexit off:
+    # without these, a failed box went on to `vagrant up`, whose own error hid the first)
+    step deps do_deps || die "up: the host packages could not be installed (above)"
+    step daemons do_daemons || die "up: libvirt's daemons did not start (above)"
+    step box do_box || die "up: the box was not built (above); nothing was started"
     pick_driver
     local state
     state=$(machine_state)
@@ -253,7 +255,8 @@ do_up() {
         step "vagrant rsync" vagrant_q rsync >&2
     else
         clear_stale_domains
-        step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2
+        step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2 ||
+            die "up: vagrant up failed (above)"
     fi
 }
 
