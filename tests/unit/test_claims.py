@@ -482,3 +482,18 @@ def test_a_claim_on_the_rtt_selects_a_point_whose_rtt_is_not_swept():
     assert [r["status"] for r in v["claims"]] == ["inconclusive", "not evaluated", "holds"]
     assert v["claims"][0]["checks"][0]["note"] == claims.CPU_BOUND
     assert v["verdict"] == "inconclusive"
+
+
+def test_a_claim_whose_point_failed_is_undecided_never_not_evaluated():
+    """figure 5's BBR point failed to run: its claims are undecided ("??" with the error),
+    the run at most inconclusive; a claim on CUBIC's point alone is judged as before."""
+    cubic = [r for r in figure5_records() if r["params"]["cc"] == "cubic"]
+    stand_in = dict(rec({"cc": "bbr"}), error="iperf3 exited 1")
+    v = claims.verdict(spec.load(FIGURE5).claims, cubic, failed=[stand_in])
+    by_id = {r["id"]: r for r in v["claims"]}
+    assert by_id["bbr-bounded-queue"]["status"] == "inconclusive" and v["verdict"] == "inconclusive"
+    assert by_id["cubic-fills-buffer"]["status"] == "holds"
+    line = next(x for x in claims.verdict_lines(v) if "BBR" in x and "??" in x)
+    assert "cc=bbr: the point failed: iperf3 exited 1" in line, line
+    assert claims.verdict(spec.load(FIGURE5).claims, cubic)["verdict"] != "inconclusive"  # before: n/a, not ??
+    assert "not measured: bbr-bounded-queue cc=bbr: the point failed: iperf3 exited 1" in v["why"], v["why"]

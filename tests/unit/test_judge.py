@@ -48,3 +48,16 @@ def test_overhead_says_where_a_points_time_beyond_its_flows_goes():
     assert over == {"wall_seconds": 150.0, "configured_flow_seconds": 135.0, "ratio": 1.111,
                     "setup_seconds_mean": 2.333, "setup_seconds_max": 6.0,
                     "run_beyond_flows_seconds_mean": 3.0, "analysis_seconds_mean": 1.5}
+
+
+def test_the_points_that_failed_and_never_finished_are_stood_in_for(tmp_path):
+    exp = spec.load(EXPERIMENTS / "figure5.yaml", quick=True)
+    rundir = RunDir.create(tmp_path, "figure5")
+    failed = [{"point": p.id, "error": "iperf3 exited 1"} for p in exp.points]
+    write_json(rundir.path / "run.json", {"status": "incomplete", "sessions": [{"failed": failed}]})
+    finished = exp.points[1]
+    write_json(rundir.points_dir / finished.id / "point.json", {"id": finished.id, "params": finished.params})
+    write_json(rundir.points_dir / finished.id / "metrics.json", {})
+    (stand_in,) = judge.failed_points(rundir, exp)  # the other one finished on a later session
+    assert stand_in["params"] == exp.points[0].params and stand_in["error"] == "iperf3 exited 1"
+    assert stand_in["link"]["rate"] == 10e6 and [g["cc"] for g in stand_in["flows"]] == [exp.points[0].params["cc"]]

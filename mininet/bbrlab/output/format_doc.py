@@ -156,7 +156,8 @@ PLOT_KINDS = {name: kind.doc for name, kind in PLOTS.items()}
 VERDICTS = {
     "reproduced": "every evaluated claim holds",
     "not reproduced": "a claim fails on points the emulator can be trusted with",
-    "inconclusive": "none fails, but a check straddles its bound or rests on untrusted points",
+    "inconclusive": "none fails, but a check straddles its bound, rests on untrusted points (CPU-bound, gated) "
+                    "or on a point that failed to run: that claim is undecided (??), never n/a",
     "not evaluated": "no claim selected a point of the run",
 }
 

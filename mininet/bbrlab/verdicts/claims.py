@@ -103,8 +103,10 @@ def point_name(record: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in record["params"].items()) or "point"
 
 
-# Why a check is inconclusive: its interval straddles a bound, or its point is untrusted.
+# Why a check is inconclusive: its interval straddles a bound, its point is untrusted, or
+# its point failed to run.
 STRADDLES = "interval straddles the bound"
+FAILED_POINT = "the point failed"
 CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
@@ -194,9 +196,23 @@ def _set_aside(check: dict, untrusted: dict[str, list[str]]) -> dict:
     return check
 
 
-def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[str]] | None = None) -> dict:
+def _failed_checks(claim: Claim, failed: list[dict]) -> list[dict]:
+    """An undecided check for each point of FAILED (stand-ins of points that failed to run,
+    judge.failed_points) that CLAIM selects: nothing was measured there."""
+    named = {}
+    for f in failed:
+        if _selects(f, claim.where):
+            named.setdefault(point_name(f), f["error"])
+    return [{"point": name, "points": [name], "status": stats.INCONCLUSIVE, "value": None,
+             "note": f"{FAILED_POINT}: {error}"} for name, error in named.items()]
+
+
+def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[str]] | None = None,
+                   failed: list[dict] = ()) -> dict:
     """CLAIM judged on RECORDS (every repetition; grouped here by grid point). UNTRUSTED:
-    point name -> why the emulator cannot be trusted with it; its checks are inconclusive."""
+    point name -> why the emulator cannot be trusted with it; its checks are inconclusive.
+    FAILED: stand-ins of the run's points that failed: a claim that selects one is undecided
+    there (never "not evaluated", never decided by the rest alone)."""
     groups = grid_points(records)
     checks = []
     for group in groups:
@@ -211,7 +227,7 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
                     str(other[0]["params"].get(k)) == str(v) for k, v in group[0]["params"].items()
                     if k not in varying):
                 checks.append(_ratio_check(claim, group, other))
-    checks = [_set_aside(c, untrusted or {}) for c in checks]
+    checks = [_set_aside(c, untrusted or {}) for c in checks] + _failed_checks(claim, list(failed))
     statuses = {c["status"] for c in checks}
     if not checks:
         status = "not evaluated"
@@ -258,7 +274,8 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
     untrusted points that were set aside."""
     why = []
     for title, wanted in (("fails", lambda c: c["status"] == stats.FAILS),
-                          (STRADDLES, lambda c: c.get("note") == STRADDLES)):
+                          (STRADDLES, lambda c: c.get("note") == STRADDLES),
+                          ("not measured", lambda c: str(c.get("note", "")).startswith(FAILED_POINT))):
         found = [(r, c) for r in results for c in r["checks"] if wanted(c)]
         for r, c in found[:3]:
             bound = f" vs {c['bound']}" if c.get("bound") and c.get("value") is not None else ""
@@ -276,7 +293,7 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
     return why
 
 
-def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = None) -> dict:
+def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = None, failed: list[dict] = ()) -> dict:
     """All claims of an experiment, and the overall word on whether it reproduced:
     exactly one of "reproduced", "not reproduced", "inconclusive", "not evaluated".
 
@@ -294,7 +311,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     for reason, names in marked.items():
         for name in names:
             untrusted[name].append(reason)
-    results = [evaluate_claim(c, records, untrusted) for c in claims]
+    results = [evaluate_claim(c, records, untrusted, failed) for c in claims]
     statuses = {r["status"] for r in results} - {"not evaluated"}
     if not statuses:
         overall = "not evaluated"

@@ -8,7 +8,9 @@ draws what this decides.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from pathlib import Path
 
 from . import claims
@@ -75,7 +77,7 @@ def judge(rundir: RunDir, exp: Experiment) -> tuple[list[dict], list[dict], dict
     if not records:
         raise BbrlabError(f"{rundir.path}: no finished points to summarize")
     merged = claims.average_repetitions(records)
-    v = claims.verdict(exp.claims, records, fidelity_gate(rundir, exp))
+    v = claims.verdict(exp.claims, records, fidelity_gate(rundir, exp), failed_points(rundir, exp))
     # the planned points, and any repetitions `repeat: auto` added beyond them
     total = len({p.id for p in exp.points} | rundir.finished_points())
     v["points"] = {"finished": len(records), "total": total}
@@ -83,6 +85,18 @@ def judge(rundir: RunDir, exp: Experiment) -> tuple[list[dict], list[dict], dict
     v["overhead"] = metadata.overhead(meta, records)
     v["judged_with"] = judged_with(exp)
     return records, merged, v
+
+
+def failed_points(rundir: RunDir, exp: Experiment) -> list[dict]:
+    """Stand-in records (params, link, flows; "error") of the points of EXP that failed in a
+    session of RUNDIR and have not finished since: what a claim selecting them could not see."""
+    done = rundir.finished_points()
+    errors = {f["point"]: f["error"] for s in metadata.read_run(rundir).get("sessions", [])
+              for f in s.get("failed", []) if f["point"] not in done}
+    return [json.loads(json.dumps({"id": p.id, "params": p.params, "link": dataclasses.asdict(p.link),
+                                   "flows": [dataclasses.asdict(g) for g in p.flows],
+                                   "metrics": {"loss": p.link.loss}, "error": errors[p.id]}, default=str))
+            for p in exp.every_point if p.id in errors]
 
 
 def judging_specs(rundir: RunDir, folder: Path) -> tuple[Experiment, Experiment | None]:
