@@ -1,7 +1,7 @@
 """Offline unit tests: where Mininet is not installed, the two names links.py takes from
 it are stood in for by empty classes, so the testbed's modules import on any host; and
-`step_run`, a results directory made from a captured point; `measured`, the runner run
-offline on a stand-in testbed."""
+`step_run`, a results directory made from a captured point; `synthetic_run`, one whose
+points hold made-up numbers; `measured`, the runner run offline on a stand-in testbed."""
 
 import importlib.machinery
 import os
@@ -83,6 +83,42 @@ def step_run():
         series, mets = analysis.analyze(point, topo.build_plan(point), folder, t["t0"], t["launches"], t["end"])
         write_json(folder / "series.json", series)
         write_json(folder / "metrics.json", mets)
+        return rundir
+
+    return make
+
+
+@pytest.fixture
+def synthetic_run(tmp_path):
+    """Write a finished run of experiment EXP whose points hold made-up numbers of the shape
+    the analysis writes, for figures, reports and claims to read:
+    make(exp, metrics_of, series_of=None, root=tmp_path, repetitions=1, testbed=None) -> RunDir.
+
+    Each point's record is the one the runner writes; metrics_of(point, plan) gives its
+    metrics.json, series_of(point, plan) its series.json (empty without it). With
+    REPETITIONS, each point is written that many times (point.repetition says which);
+    TESTBED goes into run.json (what the run ran on: {"kernel": ...})."""
+    import dataclasses
+
+    from bbrlab.emulation import topo
+    from bbrlab.store.results import FORMAT_VERSION, RunDir, write_json
+
+    def make(exp, metrics_of, series_of=None, root=None, repetitions: int = 1, testbed: dict | None = None) -> RunDir:
+        rundir = RunDir.create(root or tmp_path, exp.name)
+        (rundir.path / "spec.yaml").write_text(exp.source)
+        write_json(rundir.path / "run.json", {"status": "complete", **({"testbed": testbed} if testbed else {})})
+        for first in exp.points:
+            plan = topo.build_plan(first)
+            for point in (dataclasses.replace(first, repetition=first.repetition + k) for k in range(repetitions)):
+                folder = rundir.points_dir / point.id
+                write_json(folder / "point.json", {
+                    "format": FORMAT_VERSION, "id": point.id, "params": point.params, "repetition": point.repetition,
+                    "link": dataclasses.asdict(point.link), "pacing": point.pacing,
+                    "flows": [dataclasses.asdict(g) for g in point.flows],
+                    "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
+                    "workloads": [dataclasses.asdict(w) for w in plan.workloads], "summary": plan.summary})
+                write_json(folder / "metrics.json", metrics_of(point, plan))
+                write_json(folder / "series.json", series_of(point, plan) if series_of else {})
         return rundir
 
     return make

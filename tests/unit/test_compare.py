@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
+
 from bbrlab import cli
 
 
 def test_compare_gives_deltas_per_matching_point_and_an_overlay(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # compare draws an overlay
     a = step_run(tmp_path / "a")
     b = step_run(tmp_path / "b")
     metrics = b.points_dir / "cc=bbr,rep1" / "metrics.json"
@@ -25,6 +28,7 @@ def test_compare_gives_deltas_per_matching_point_and_an_overlay(capsys, tmp_path
 
 
 def test_compare_says_how_the_runs_setups_differ_before_pairing_their_points(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # compare draws an overlay
     a, b = step_run(tmp_path / "a"), step_run(tmp_path / "b")
     spec_b = b.path / "spec.yaml"
     spec_b.write_text(spec_b.read_text().replace("rtt: 40ms", "rtt: 30ms"))
@@ -68,6 +72,7 @@ def _repeat(run, goodputs, share):
 
 
 def test_compare_of_repeated_points_says_whether_b_lies_within_a_s_spread(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # compare draws an overlay
     a, b = step_run(tmp_path / "a"), step_run(tmp_path / "b")
     _repeat(a, [10.0, 11.0, 12.0], [0.5, 0.6, 0.7])
     _repeat(b, [13.0, 13.0, 13.0], [0.55, 0.65, 0.6])

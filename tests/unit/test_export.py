@@ -2,7 +2,6 @@
 
 import json
 
-import pandas  # Debian: python3-pandas (vm/vm.sh deps --test-tools)
 import pytest
 
 from bbrlab import cli
@@ -10,6 +9,7 @@ from bbrlab.output import export
 
 
 def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path, step_run):
+    pandas = pytest.importorskip("pandas")  # Debian: python3-pandas (vm/vm.sh deps --test-tools)
     run = step_run(tmp_path / "results")
     out = tmp_path / "tables"
     assert cli.main(["export", str(run.path), "--format", "csv", "--out", str(out)]) == 0

@@ -196,6 +196,7 @@ def test_results_roots_merge_each_experiments_newest_shards(tmp_path, table):
 def test_a_merged_run_plots_reports_and_exports_like_any_run(tmp_path, step_run, capsys):
     """The captured step point as shard 1 of 2: merged for real (no stand-ins), then the
     commands that read runs take it unchanged."""
+    pytest.importorskip("matplotlib")  # it draws figures
     base = step_run(tmp_path / "host1")
     exp = spec.load(REPO / "experiments" / "step.yaml")
     meta = {"status": "complete", "spec_hash": exp.identity, "shard": part(exp, 1),

@@ -19,6 +19,7 @@ def run_cli(capsys, *argv):
 
 @pytest.fixture
 def packed(tmp_path, step_run, capsys):
+    pytest.importorskip("matplotlib")  # it draws figures
     run = step_run(tmp_path / "here")
     assert cli.main(["plot", str(run.path)]) == 0  # its verdict and figure
     capsys.readouterr()
@@ -126,12 +127,14 @@ def test_an_archive_stays_usable_after_plot_writes_beside_its_run(tmp_path, pack
 def test_a_lab_run_is_reported_from_its_archive_not_from_a_newer_run_of_its_name(tmp_path, step_run, capsys):
     """The report on an archive is the archive's run, judged by the spec it ran, even when
     experiments/ has no file of its name or the results root holds a newer run of it."""
+    pytest.importorskip("matplotlib")  # it draws figures
     run = step_run(tmp_path / "there")
     spec_yaml = run.path / "spec.yaml"
     spec_yaml.write_text(spec_yaml.read_text().replace("name: step", "name: lab9-step"))
     assert cli.main(["plot", str(run.path)]) == 0
     capsys.readouterr()
     code, out, _ = run_cli(capsys, "pack", str(run.path))
+    assert code == 0
     archive = out.split("archive: ")[1].strip()
     root = tmp_path / "reviewer"
     code, out, err = run_cli(capsys, "--results", str(root), "report", archive)

@@ -223,6 +223,7 @@ def test_the_same_table_gives_kernel_tcps_flows_at_quic_jitters_points():
 
 
 def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():
+    pytest.importorskip("matplotlib")  # it draws figures
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

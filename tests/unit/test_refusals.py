@@ -302,6 +302,7 @@ def test_only_compares_values_in_their_units(capsys, value):
 
 
 def test_compare_writes_the_format_its_out_names_and_by_default_beside_run_a(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # compare draws an overlay
     a, b = step_run(tmp_path / "a"), step_run(tmp_path / "b")
     assert refused(capsys, "compare", str(a.path), str(b.path), "--out", str(tmp_path / "c.jpg")) == (
         f"--out {tmp_path / 'c.jpg'}: the figure is written as png, svg, pdf: give a file name ending in .png, "
@@ -337,6 +338,7 @@ def test_a_tab_is_named_with_its_line(capsys, tmp_path):
 
 
 def test_a_merge_of_an_incomplete_set_exits_non_zero_unless_partial(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # a merged run is drawn
     from bbrlab.runs import shard
 
     base = step_run(tmp_path / "host1")
@@ -352,6 +354,7 @@ def test_a_merge_of_an_incomplete_set_exits_non_zero_unless_partial(capsys, tmp_
 
 
 def test_a_metric_missing_for_a_reason_is_judged_with_that_reason(capsys, tmp_path, step_run):
+    pytest.importorskip("matplotlib")  # it draws figures
     # the captured step point: BBR never reached 85% of 20 Mbit/s on that link
     run = step_run(tmp_path / "results")
     assert cli.main(["plot", str(run.path)]) == 0

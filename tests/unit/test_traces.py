@@ -468,16 +468,6 @@ def test_a_real_point_analyzed_as_a_trace_is_judged_against_the_schedule(tmp_pat
     assert during_20 and all(v == pytest.approx(20.0, rel=0.02) for v in during_20)
 
 
-def test_the_metric_table_names_what_a_trace_point_writes(tmp_path):
-    trace = traces.parse("".join(f"{t}\n" for t in traces.synthesize("constant", 2.0, 8e6)))
-    s = traces.schedule(trace, 0.01)
-    counter = [(t / 10, int(s.capacity_bits(0, t / 10) / 8), 10) for t in range(0, 41)]
-    log = "".join(f"{k} {k / 100:.6f} {k / 100 + 0.001:.6f} 0\n" for k in range(300))
-    out, _ = trace_metrics.summarize(s, log, counter, 1.0, 4.0, 4.0, 0.85)
-    written = {k for k in out if k not in ("link_delivery_by_rate", "link_delivery", "link_short", "link_busy")}
-    assert written == set(trace_metrics.METRICS)
-
-
 def test_a_trace_points_ideal_is_what_the_trace_offered_during_the_flows_not_its_files_average(tmp_path):
     """A trace whose first half is slow (10 Mbit/s for 30 s, then 40: 25 on average) under a
     30 s flow: the flow saw 10, and its goodput is judged against 10 x (1 - p)."""

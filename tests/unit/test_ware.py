@@ -8,10 +8,11 @@ from bbrlab.analysis import ware
 LINK = {"rate_bps": 10e6, "rtt_s": 0.04, "duration_s": 240.0}
 
 
-def test_in_the_simple_form_one_bbr_flow_gets_at_most_about_half():
-    assert ware.simple_share() == 0.5
+def test_in_a_deep_buffer_one_bbr_flow_gets_at_most_about_half():
+    """The simple form: about half, whatever the number of loss-based flows; the full form
+    tends to it as the buffer grows, less BBR's time in ProbeRTT."""
     deep = ware.share(1000, **LINK)
-    assert deep.p == pytest.approx(0.5, abs=1e-3)  # the full form tends to it as the buffer grows
+    assert deep.p == pytest.approx(0.5, abs=1e-3)
     assert deep.bbr <= 0.5
 
 

@@ -28,6 +28,21 @@ LINK_DELIVERY_MIN = 0.85
 LINK_DELIVERY_MIN_SECONDS = 1.0  # backlogged time needed to judge it
 PEAK_WINDOW = 0.1  # seconds: the window over which the link's highest rate is judged
 
+# The metrics.json keys this module writes itself (the modules it calls declare theirs: METRICS in
+# each); units and meanings in spec/metric_names.py, held to exactly what the writers declare.
+METRICS = (
+    "link_mbps", "base_rtt_ms", "loss", "buffer_pkts", "bdp_pkts", "full_buffer_rtt_ms", "ideal_goodput_mbps",
+    "mathis_goodput_mbps", "duration_s", "flows", "goodput_mbps", "steady_goodput_mbps", "utilization", "steady_utilization",
+    "goodput_vs_ideal", "payload_capacity_mbps", "steady_link_efficiency", "retransmits", "retransmit_rate", "groups",
+    "bbr_bw_p50_mbps", "bbr_bw_held_share", "bbr_bw_ratio", "jain_mean", "jain_final", "convergence_s", "rtt_mean_ms",
+    "rtt_min_ms", "rtt_p5_ms", "rtt_p25_ms", "rtt_p50_ms", "rtt_p75_ms", "rtt_p95_ms", "rtt_p99_ms", "rtt_max_ms",
+    "rtt_p50_over_base", "steady_rtt_p50_ms", "steady_rtt_p95_ms", "idle_rtt_ms", "idle_rtt_error_ms", "idle_rtt_min_ms",
+    "idle_rtt_spread_ms", "delay_variation_ms", "variation_over_min_rtt", "reordering_events", "queue_p50_pkts",
+    "queue_max_pkts", "bottleneck_drops", "link_busy", "link_delivery_by_rate", "link_delivery", "link_short",
+    "link_peak_100ms_mbps", "link_peak_ratio", "link_gap_max_ms", "link_gap_p99_ms", "link_peak_beyond_pause",
+    "adapt_targets_mbps", "adapt_times_s", "adapt_time_max_s", "why_missing", "cpu_busy_mean", "cpu_busy_max",
+    "cpu_core_busy_max", "cpu_bound")
+
 
 def held_share_visible(rtt: float, ss_interval: float) -> bool:
     """Whether ss samples ss_interval apart can tell BBR's long-term mode from its max filter.

@@ -10,6 +10,9 @@ from typing import Callable
 from . import metrics as m
 from .system_parsers import QdiscSample
 
+# the metrics.json keys summarize() writes (units and meanings: spec/metric_names.py)
+METRICS = ("queue_delay_p50_ms", "queue_delay_p95_ms", "aqm_ce_marks", "aqm_delay_p50_ms")
+
 
 def ce_marks(sample: QdiscSample) -> int | None:
     """The qdisc's CE-mark counter, or None when it has none (a FIFO): fq_codel, codel, pie

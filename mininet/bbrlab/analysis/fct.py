@@ -28,8 +28,12 @@ import math
 from typing import Callable, Sequence
 
 from . import metrics as m
-from ..spec.metric_names import FCT_BUCKETS, FCT_PERCENTILES
+from ..spec.metric_names import FCT_BUCKETS, FCT_LISTS, FCT_METRICS, FCT_PERCENTILES
 from ..spec.experiment import PAYLOAD_BYTES
+
+# the metrics.json keys summarize() and programs() write (units and meanings: metric_names.py);
+# per_class()'s entries go into the classes' `groups`
+METRICS = (*FCT_METRICS, *FCT_LISTS)
 
 HEADER_BYTES = 66  # Ethernet (14) + IPv4 (20) + TCP with timestamps (32) per segment
 LENGTH_BYTES = 8  # the length the sending program writes before the object

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from ..errors import ParseError
 from . import metrics as m
 
+# the metrics.json keys summarize() writes (units and meanings: spec/metric_names.py)
+METRICS = ("owd_data_p50_ms", "owd_data_p95_ms", "owd_return_p50_ms", "owd_return_p95_ms", "owd_loss")
+
 
 @dataclass(frozen=True)
 class RoundTrip:

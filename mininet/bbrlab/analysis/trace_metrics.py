@@ -16,7 +16,9 @@ from ..spec.metric_names import TRACE_METRICS
 from ..spec.traces import Schedule
 
 SETTLE = 1.0  # seconds after the first flow's start not judged (the first updates, startup)
-METRICS = TRACE_METRICS  # what a trace point adds to metrics.json (metric_names.py)
+# what a trace point adds to metrics.json (metric_names.py), and the link's fidelity, which it
+# judges against the schedule in place of the fixed rate's
+METRICS = (*TRACE_METRICS, "link_delivery_by_rate", "link_delivery", "link_short", "link_busy")
 
 
 def parse_log(text: str) -> list[tuple[int, float, float, int]]:

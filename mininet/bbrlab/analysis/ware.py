@@ -29,11 +29,6 @@ PROBE_RTT_S = 0.2  # the time BBR stays in ProbeRTT at 4 packets, beyond drainin
 PROBE_RTT_EVERY_S = 10.0
 
 
-def simple_share() -> float:
-    """BBR's aggregate share in a deep buffer, whatever the number of loss-based flows."""
-    return 0.5
-
-
 @dataclass(frozen=True)
 class Prediction:
     bbr: float  # BBR's aggregate share of the link over the flows' life
