@@ -9,7 +9,7 @@ import pytest
 from bbrlab.emulation import topo
 from bbrlab.output import plot_kinds, plots, plots_bbr, style
 from bbrlab.spec import experiment as spec
-from bbrlab.store.results import RunDir, write_json
+from bbrlab.store.results import write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -50,18 +50,12 @@ def flow_series(cc: str, n: int) -> dict:
     return flow
 
 
-def bbr_run(tmp_path):
+@pytest.fixture
+def bbr_run(synthetic_run):
     exp = spec.load(EXPERIMENTS / "v3-shallow.yaml", quick=True)
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
-        plan = topo.build_plan(point)
-        write_json(rundir.points_dir / point.id / "point.json", {
-            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
-            "flows": [dataclasses.asdict(g) for g in point.flows],
-            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
-        write_json(rundir.points_dir / point.id / "metrics.json", {"base_rtt_ms": 40.0, "link_mbps": 20.0})
-        write_json(rundir.points_dir / point.id / "series.json", {
-            "flows": {f.id: flow_series(f.cc, n) for n, f in enumerate(plan.flows)}, "link_rate": [[0.0, 20.0]]})
+    rundir = synthetic_run(exp, lambda point, plan: {"base_rtt_ms": 40.0, "link_mbps": 20.0},
+                           lambda point, plan: {"flows": {f.id: flow_series(f.cc, n) for n, f in enumerate(plan.flows)},
+                                                "link_rate": [[0.0, 20.0]]})
     return exp, rundir
 
 
@@ -71,8 +65,8 @@ def test_v3_has_a_style_of_its_own():
     assert plots_bbr.version_style({"cc": "bbr3", "bbr_version": 1}) == style.style("bbr")
 
 
-def test_the_figure_has_a_column_per_bbr_flow_with_phase_cwnd_and_rtt(tmp_path):
-    exp, rundir = bbr_run(tmp_path)
+def test_the_figure_has_a_column_per_bbr_flow_with_phase_cwnd_and_rtt(tmp_path, bbr_run):
+    exp, rundir = bbr_run
     records = rundir.point_records()
     assert len(plots_bbr.bbr_flows(rundir, records)) == 4  # two points of two flows
     plt = plots._pyplot()
@@ -92,8 +86,8 @@ def test_the_figure_has_a_column_per_bbr_flow_with_phase_cwnd_and_rtt(tmp_path):
     plt.close(fig)
 
 
-def test_points_without_bbr_state_draw_a_note_not_an_error(tmp_path):
-    exp, rundir = bbr_run(tmp_path)
+def test_points_without_bbr_state_draw_a_note_not_an_error(bbr_run):
+    exp, rundir = bbr_run
     for rec in rundir.point_records():
         write_json(rundir.points_dir / rec["id"] / "series.json", {"flows": {"f1": {"cc": "cubic", "cwnd": []}}})
     plt = plots._pyplot()
@@ -127,4 +121,31 @@ def test_the_shallow_buffer_figure_draws_each_ccs_retransmissions_per_flow_count
     assert [t.get_text() for t in loss_ax.get_xticklabels()] == ["0.25", "0.5", "1", "2"]  # the buffers asked for
     v1_four = loss_ax.get_lines()[1]
     assert list(v1_four.get_xdata()) == [0.25, 0.5, 1, 2] and set(v1_four.get_ydata()) == {16.0}  # percent
+    plt.close(fig)
+
+
+def test_each_flow_s_rtt_is_drawn_against_its_own_class_s_base_rtt(synthetic_run):
+    """rtt-mix's near flows (5 ms) and far flows (50 ms) on one link: each column's base RTT
+    is its flow's class's, and the RTT row's shared scale holds every column's RTT."""
+    exp = spec.load(EXPERIMENTS / "rtt-mix.yaml", ["cc=bbr3", "flows.1.rtt=50ms", "buffer=1bdp"])
+
+    def series(point, plan):
+        flows = {}
+        for n, f in enumerate(plan.flows):
+            flow = flow_series(f.cc, n)
+            own = (point.flows[f.group].rtt or point.link.rtt) * 1e3  # the class's path, and the queue's 3 to 8 ms
+            flows[f.id] = dict(flow, group=f.group, srtt_ms=[[t, v - 40 + own] for t, v in flow["srtt_ms"]])
+        return {"flows": flows, "link_rate": [[0.0, 20.0]]}
+
+    rundir = synthetic_run(exp, lambda point, plan: {"base_rtt_ms": 50.0, "link_mbps": 20.0, "groups": [
+        {"group": g, "class": group.name, "cc": group.cc, "rtt_ms": (group.rtt or point.link.rtt) * 1e3}
+        for g, group in enumerate(point.flows)]}, series)
+    plt = plots._pyplot()
+    fig = plot_kinds.PLOTS["bbr_state"].draw(plt, exp, rundir, rundir.point_records())
+    rtt_row = fig.axes[8:]
+    bases = [[line for line in ax.get_lines() if line.get_label().startswith("base RTT")] for ax in rtt_row]
+    assert [line.get_label() for (line,) in bases] == ["base RTT 5 ms (class near)"] * 2 + ["base RTT 50 ms (class far)"] * 2
+    assert [line.get_ydata()[0] for (line,) in bases] == [5.0, 5.0, 50.0, 50.0]
+    highest = max(max(line.get_ydata()) for ax in rtt_row for line in ax.get_lines())
+    assert all(ax.get_ylim()[1] >= highest for ax in rtt_row)  # the far flows in view, not the first column's scale
     plt.close(fig)

@@ -1,53 +1,43 @@
 """v3-coexist's two pairings on one figure, and rtt-mix's classes against their fair share,
 drawn from synthetic runs of those experiments."""
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import plot_kinds, plots, plots_classes, plots_field, report_field, style
+from bbrlab.output import legends, plot_kinds, plots, plots_classes, plots_field, report_field, style
 from bbrlab.spec import experiment as spec
-from bbrlab.emulation import topo
-from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def _write(rundir, point, metrics, rep=1):
-    plan = topo.build_plan(point)
-    pid = point.id.replace("rep1", f"rep{rep}")
-    write_json(rundir.points_dir / pid / "point.json", {
-        "id": pid, "params": point.params, "repetition": rep, "summary": plan.summary,
-        "flows": [dataclasses.asdict(g) for g in point.flows],
-        "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
-    write_json(rundir.points_dir / pid / "metrics.json", dict(
-        {"buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2), "loss": 0.0,
-         "link_mbps": point.link.rate / 1e6, "duration_s": 120.0}, **metrics))
+def link_metrics(point) -> dict:
+    return {"buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2), "loss": 0.0,
+            "link_mbps": point.link.rate / 1e6, "duration_s": 120.0}
 
 
-def v3_coexist_run(tmp_path, shares):
+def v3_coexist_run(synthetic_run, shares):
     """A run of v3-coexist where the BBR flow (v1 or v3) took SHARES[cc][buffer]."""
     exp = spec.load(EXPERIMENTS / "v3-coexist.yaml")
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
+
+    def metrics(point, plan):
         bbr = point.params["cc"]
         share = shares[bbr][point.params["buffer"]]
         by_cc = {bbr: {"share": share}, "cubic": {"share": round(1 - share, 4)}}
-        _write(rundir, point, {"by_cc": by_cc, "groups": [dict(by_cc[bbr], group=0, cc=bbr, **{"class": "g1"}),
-                                                          dict(by_cc["cubic"], group=1, cc="cubic",
-                                                               **{"class": "g2"})]})
-    return exp, rundir
+        return dict(link_metrics(point), by_cc=by_cc, groups=[
+            dict(by_cc[bbr], group=0, cc=bbr, **{"class": "g1"}), dict(by_cc["cubic"], group=1, cc="cubic", **{"class": "g2"})])
+
+    return exp, synthetic_run(exp, metrics)
 
 
 V1 = {"0.5bdp": 0.93, "1bdp": 0.92, "2bdp": 0.65, "4bdp": 0.46, "8bdp": 0.39, "16bdp": 0.33, "32bdp": 0.18}
 V3 = {"0.5bdp": 0.6, "1bdp": 0.57, "2bdp": 0.49, "4bdp": 0.51, "8bdp": 0.41, "16bdp": 0.42, "32bdp": 0.07}
 
 
-def test_v3_coexist_keeps_each_pairings_cubic_apart(tmp_path):
-    exp, rundir = v3_coexist_run(tmp_path, {"bbr": V1, "bbr3": V3})
+def test_v3_coexist_keeps_each_pairings_cubic_apart(synthetic_run):
+    exp, rundir = v3_coexist_run(synthetic_run, {"bbr": V1, "bbr3": V3})
     records = rundir.point_records()
     pairs = plots_field.pairings(records)
     assert list(pairs) == ["bbr+cubic", "bbr3+cubic"] or list(pairs) == ["bbr3+cubic", "bbr+cubic"]
@@ -72,24 +62,25 @@ def test_v3_coexist_keeps_each_pairings_cubic_apart(tmp_path):
     assert any(line.startswith("| 0.5 | 0.93 | 0.07 | 0.60 | 0.40 |") for line in lines)
 
 
-def rtt_mix_run(tmp_path, near_share, reps=1):
-    """A run of rtt-mix where the near class took NEAR_SHARE[cc] of the goodput."""
+def rtt_mix_run(synthetic_run, near_share, reps=1):
+    """A run of rtt-mix where the near class took NEAR_SHARE[cc] of the goodput (0.01 more
+    in each further repetition)."""
     exp = spec.load(EXPERIMENTS / "rtt-mix.yaml")
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
+
+    def metrics(point, plan):
         cc, far_ms = point.params["cc"], float(point.params["rtt"].removesuffix("ms"))
-        for rep in range(1, reps + 1):
-            near = round(near_share[cc] + 0.01 * (rep - 1), 4)
-            groups = [{"group": 0, "class": "near", "cc": cc, "rtt_ms": 5.0, "flows": 2, "share": near,
-                       "steady_goodput_mbps": 18.5 * near, "srtt_p50_ms": 40.0, "retransmit_rate": 0.01},
-                      {"group": 1, "class": "far", "cc": cc, "rtt_ms": far_ms, "flows": 2, "share": round(1 - near, 4),
-                       "steady_goodput_mbps": 18.5 * (1 - near), "srtt_p50_ms": 85.0, "retransmit_rate": 0.02}]
-            _write(rundir, point, {"groups": groups, "by_cc": {cc: {"share": 1.0}}}, rep)
-    return exp, rundir
+        near = round(near_share[cc] + 0.01 * (point.repetition - 1), 4)
+        groups = [{"group": 0, "class": "near", "cc": cc, "rtt_ms": 5.0, "flows": 2, "share": near,
+                   "steady_goodput_mbps": 18.5 * near, "srtt_p50_ms": 40.0, "retransmit_rate": 0.01},
+                  {"group": 1, "class": "far", "cc": cc, "rtt_ms": far_ms, "flows": 2, "share": round(1 - near, 4),
+                   "steady_goodput_mbps": 18.5 * (1 - near), "srtt_p50_ms": 85.0, "retransmit_rate": 0.02}]
+        return dict(link_metrics(point), groups=groups, by_cc={cc: {"share": 1.0}})
+
+    return exp, synthetic_run(exp, metrics, repetitions=reps)
 
 
-def test_rtt_mix_gives_each_class_against_its_fair_share(tmp_path):
-    exp, rundir = rtt_mix_run(tmp_path, {"bbr": 0.2, "bbr3": 0.4, "cubic": 0.6}, reps=2)
+def test_rtt_mix_gives_each_class_against_its_fair_share(synthetic_run):
+    exp, rundir = rtt_mix_run(synthetic_run, {"bbr": 0.2, "bbr3": 0.4, "cubic": 0.6}, reps=2)
     records = rundir.point_records()
     rows = plots_classes.class_rows(records)
     near = {(r["where"], r["cc"]): r for r in rows if r["class"] == "near"}
@@ -108,20 +99,28 @@ def test_rtt_mix_gives_each_class_against_its_fair_share(tmp_path):
     lines = report_field.class_table(exp, records)
     assert "| buffer=1bdp, rtt=50ms | bbr | near (5 ms) | 2 | 0.21 (0.20-0.21) | 0.50 | 0.41 | 3.79 | 40.0 | 1.00% |" in lines
     assert report_field.class_table(spec.load(EXPERIMENTS / "coexist.yaml"), records) == []
-    verdict = claims.verdict(exp.claims, records)
-    path = plots.draw(exp, rundir, records, verdict)
-    assert path.stat().st_size > 30_000
+    fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))
+    bottom = fig.axes[1]  # each class's smoothed RTT, marked with the base RTT of its own path
+    marks = {(round(sum(line.get_xdata()) / 2, 6), line.get_ydata()[0]) for line in bottom.get_lines()
+             if len(line.get_xdata())}
+    assert {x for x, _ in marks} == {round(bar.get_x() + bar.get_width() / 2, 6) for bar in bottom.patches}
+    near = {round(bar.get_x() + bar.get_width() / 2, 6) for bar in bottom.patches if bar.get_height() == 40.0}
+    assert {y for x, y in marks if x in near} == {5.0}  # not the link's 50 ms: the near class's path is 5 ms
+    assert {y for x, y in marks if x not in near} == {50.0, 100.0}
+    assert bottom.get_legend_handles_labels()[1] == ["the class's base RTT"]
+    assert all(legends.legend_overlaps(ax) == 0 for ax in fig.axes)
+    plots._pyplot().close(fig)
 
 
-def test_v3_coexists_claims_pair_each_bbr_with_its_own_cubic(tmp_path):
-    exp, rundir = v3_coexist_run(tmp_path, {"bbr": V1, "bbr3": V3})
+def test_v3_coexists_claims_pair_each_bbr_with_its_own_cubic(synthetic_run):
+    exp, rundir = v3_coexist_run(synthetic_run, {"bbr": V1, "bbr3": V3})
     verdict = claims.verdict(exp.claims, rundir.point_records())
     assert verdict["verdict"] == "reproduced", verdict["why"]
     ratio = {c["id"]: c for c in verdict["claims"]}["v3-leaves-cubic-more-of-a-shallow-buffer"]
     assert [(c["point"], c["value"]) for c in ratio["checks"]] == [
         ("buffer=0.5bdp, cc=bbr3 vs buffer=0.5bdp, cc=bbr", round(0.6 / 0.93, 4)),
         ("buffer=1bdp, cc=bbr3 vs buffer=1bdp, cc=bbr", round(0.57 / 0.92, 4))]
-    exp, rundir = v3_coexist_run(tmp_path / "same", {"bbr": V1, "bbr3": V1})  # v3 no fairer than v1
+    exp, rundir = v3_coexist_run(synthetic_run, {"bbr": V1, "bbr3": V1})  # a second run beside the first  # v3 no fairer than v1
     verdict = claims.verdict(exp.claims, rundir.point_records())
     assert verdict["verdict"] == "not reproduced"
     assert {c["id"]: c["status"] for c in verdict["claims"]}["v3-leaves-cubic-more-of-a-shallow-buffer"] == "fails"

@@ -2,17 +2,15 @@
 whose flows take a chosen multiple of their ideal time, and its claims judged on it."""
 
 import csv
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from bbrlab.verdicts import claims
 from bbrlab.analysis import fct
-from bbrlab.output import plots, plots_fct, report_field
+from bbrlab.output import legends, plots, plots_fct, report_field, style
 from bbrlab.spec import experiment as spec, workload
 from bbrlab.emulation import topo
-from bbrlab.store.results import RunDir, write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -37,24 +35,24 @@ def synthetic_records(plan, factor) -> list[dict]:
     return records
 
 
-def cdn_run(tmp_path, factor):
+def cdn_run(synthetic_run, factor):
     exp = spec.load(EXPERIMENTS / "cdn-mix.yaml", quick=True)
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
-        plan = topo.build_plan(point)
-        rows = fct.rows(synthetic_records(plan, factor), {w.group: w.rtt for w in plan.workloads}, point.link.rate, T0)
-        mets = {"loss": 0.0, "link_mbps": 20.0, "buffer_pkts": point.link.buffer_packets,
+
+    def flow_rows(point, plan):
+        return fct.rows(synthetic_records(plan, factor), {w.group: w.rtt for w in plan.workloads}, point.link.rate, T0)
+
+    def metrics(point, plan):
+        rows = flow_rows(point, plan)
+        return {"loss": 0.0, "link_mbps": 20.0, "buffer_pkts": point.link.buffer_packets,
                 "bdp_pkts": point.link.bdp_packets, **fct.summarize(rows),
                 **fct.programs([{"role": "send", "cpu_s": 1.0}], rows),
                 "groups": fct.per_class(rows, [(w.group, w.cls, w.cc, w.rtt) for w in plan.workloads])}
-        folder = rundir.points_dir / point.id
-        write_json(folder / "point.json", {
-            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
-            "flows": [dataclasses.asdict(g) for g in point.flows], "flow_plan": [],
-            "workloads": [dataclasses.asdict(w) for w in plan.workloads], "link": dataclasses.asdict(point.link)})
-        write_json(folder / "metrics.json", mets)
-        write_json(folder / "series.json", {"shortflows": rows, "fct_cdf": fct.cdfs(rows)})
-    return exp, rundir
+
+    def series(point, plan):
+        rows = flow_rows(point, plan)
+        return {"shortflows": rows, "fct_cdf": fct.cdfs(rows)}
+
+    return exp, synthetic_run(exp, metrics, series)
 
 
 def as_the_cdn_saw_it(cls: str, cc: str) -> float:
@@ -62,8 +60,8 @@ def as_the_cdn_saw_it(cls: str, cc: str) -> float:
             ("pop-to-pop", "cubic"): 2.0}[(cls, cc)]
 
 
-def test_the_cdn_mix_claims_are_evaluated_on_the_classes(tmp_path):
-    exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
+def test_the_cdn_mix_claims_are_evaluated_on_the_classes(synthetic_run):
+    exp, rundir = cdn_run(synthetic_run, as_the_cdn_saw_it)
     verdict = claims.verdict(exp.claims, rundir.point_records())
     by_id = {c["id"]: c for c in verdict["claims"]}
     assert by_id["bbr-helps-lossy-clients-fct"]["status"] == "holds"
@@ -73,7 +71,7 @@ def test_the_cdn_mix_claims_are_evaluated_on_the_classes(tmp_path):
     assert by_id["pop-to-pop-worse-under-bbr-throughput"]["checks"][0]["value"] == pytest.approx(0.5, abs=0.05)
     assert by_id["flows-complete"]["status"] == "holds" and by_id["workload-on-time"]["status"] == "holds"
     assert verdict["verdict"] == "reproduced"
-    the_other_way = cdn_run(tmp_path / "other", lambda cls, cc: 2.0 if cc == "bbr" else 1.2)
+    the_other_way = cdn_run(synthetic_run, lambda cls, cc: 2.0 if cc == "bbr" else 1.2)
     assert claims.verdict(exp.claims, the_other_way[1].point_records())["verdict"] == "not reproduced"
 
 
@@ -86,8 +84,8 @@ def test_the_quick_profile_plans_enough_flows_for_every_claim():
     assert [sum(size > 3e6 for _, size in p) for p in planned] == [3, 4]
 
 
-def test_the_figure_and_the_report_table(tmp_path):
-    exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
+def test_the_figure_and_the_report_table(synthetic_run):
+    exp, rundir = cdn_run(synthetic_run, as_the_cdn_saw_it)
     records = rundir.point_records()
     pooled = plots_fct.pooled(rundir, records)
     assert sorted(pooled) == [("cc=bbr", "client", "bbr"), ("cc=bbr", "pop-to-pop", "bbr"),
@@ -97,18 +95,34 @@ def test_the_figure_and_the_report_table(tmp_path):
     swept = plots_fct.workload_line(dict(records[0], flows=[{"rtt": None}, {"rtt": 0.01}]),
                                     {"rtt": ["40ms", "100ms"], "load": ["30%", "60%"]})
     assert "client: RTT the link's, loss 0.05%, Poisson, load 30%, 60% (swept)" in swept and "RTT 10 ms" in swept
-    verdict = claims.verdict(exp.claims, records)
-    path = plots.draw(exp, rundir, records, verdict)
-    assert path.stat().st_size > 10_000
+    fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))
+    cdf, slowdown = fig.axes
+    curves = {line.get_label(): line for line in cdf.get_lines()}
+    assert sorted(curves) == ["BBR, client (82 done, 1 unfinished)", "BBR, pop-to-pop (88 done, 1 unfinished)",
+                              "CUBIC, client (82 done, 1 unfinished)", "CUBIC, pop-to-pop (88 done, 1 unfinished)"]
+    client = curves["BBR, client (82 done, 1 unfinished)"]
+    assert client.get_ydata()[-1] == pytest.approx(82 / 83)  # the unfinished flow never reaches the top
+    assert client.get_color() == style.style("bbr")["color"] and client.get_linestyle() == "-"
+    assert curves["BBR, pop-to-pop (88 done, 1 unfinished)"].get_linestyle() == "--"  # a class: its line style
+    assert cdf.get_xscale() == "log" and slowdown.get_xscale() == slowdown.get_yscale() == "log"
+    medians = {line.get_label(): set(line.get_ydata()) for line in slowdown.get_lines()
+               if line.get_label().endswith("median per size bucket")}
+    assert medians == {"BBR, client: median per size bucket": {1.5}, "CUBIC, client: median per size bucket": {3.0},
+                       "BBR, pop-to-pop: median per size bucket": {4.0},
+                       "CUBIC, pop-to-pop: median per size bucket": {2.0}}  # each class's chosen multiple
+    assert sorted(line.get_xdata()[0] for line in slowdown.get_lines() if line.get_linestyle() == ":") == [1e5, 1e6, 3e6]
+    assert len(slowdown.collections) == 4  # every completed flow, per class and CC
+    assert all(legends.legend_overlaps(ax) == 0 for ax in fig.axes)
+    plots._pyplot().close(fig)
     table = report_field.fct_table(records)
     assert any("| cc=bbr | client | bbr |" in row for row in table)
     assert report_field.fct_table([]) == []
 
 
-def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path):
+def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path, synthetic_run):
     from bbrlab.output import export
 
-    exp, rundir = cdn_run(tmp_path, as_the_cdn_saw_it)
+    exp, rundir = cdn_run(synthetic_run, as_the_cdn_saw_it)
     written = export.export([rundir], tmp_path / "tables")
     assert [p.name for p in written] == ["points.csv", "flows.csv", "series.csv", "shortflows.csv"]
     with open(tmp_path / "tables" / "shortflows.csv", newline="") as f:

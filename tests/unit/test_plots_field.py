@@ -1,60 +1,54 @@
 """The coexistence figure, drawn from a synthetic run of the coexist experiment, and that
 experiment's claims judged on it."""
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import plot_kinds, plots, plots_field, plots_paper, style
+from bbrlab.output import legends, plot_kinds, plots, plots_field, plots_paper, style
 from bbrlab.spec import experiment as spec
-from bbrlab.emulation import topo
 from bbrlab.analysis import ware
-from bbrlab.store.results import RunDir, write_json
+from bbrlab.store.results import write_json
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def coexist_run(tmp_path, bbr_shares, quick: bool = True, overrides=()):
-    """A run of coexist (--quick) where BBR took BBR_SHARES[buffer] in each repetition."""
+def coexist_run(synthetic_run, bbr_shares, quick: bool = True, overrides=()):
+    """A run of coexist (--quick) where BBR took BBR_SHARES[buffer][k] in repetition k + 1."""
     exp = spec.load(EXPERIMENTS / "coexist.yaml", list(overrides), quick=quick)
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
-        plan = topo.build_plan(point)
-        for rep, share in enumerate(bbr_shares[point.params["buffer"]], start=1):
-            pid = point.id.replace("rep1", f"rep{rep}")
-            by_cc = {"bbr": {"share": share, "steady_goodput_mbps": 9.2 * share},
-                     "cubic": {"share": 1 - share, "steady_goodput_mbps": 9.2 * (1 - share)}}
-            write_json(rundir.points_dir / pid / "point.json", {
-                "id": pid, "params": point.params, "repetition": rep, "summary": plan.summary,
-                "flows": [dataclasses.asdict(g) for g in point.flows],
-                "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
-            write_json(rundir.points_dir / pid / "metrics.json", {
-                "buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
+
+    def metrics(point, plan):
+        share = bbr_shares[point.params["buffer"]][point.repetition - 1]
+        by_cc = {"bbr": {"share": share, "steady_goodput_mbps": 9.2 * share},
+                 "cubic": {"share": 1 - share, "steady_goodput_mbps": 9.2 * (1 - share)}}
+        return {"buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
                 "loss": 0.0, "link_mbps": 10.0, "duration_s": 30.0, "by_cc": by_cc,
-                "groups": [dict(by_cc["bbr"], group=0, cc="bbr"), dict(by_cc["cubic"], group=1, cc="cubic")]})
-    return exp, rundir
+                "groups": [dict(by_cc["bbr"], group=0, cc="bbr"), dict(by_cc["cubic"], group=1, cc="cubic")]}
+
+    repetitions = {len(shares) for shares in bbr_shares.values()}
+    assert len(repetitions) == 1, "as many repetitions at every buffer"
+    return exp, synthetic_run(exp, metrics, repetitions=repetitions.pop())
 
 
 SHARES = {"0.5bdp": [0.85, 0.86], "1bdp": [0.72, 0.73], "8bdp": [0.35, 0.34], "16bdp": [0.3, 0.31]}
 
 
-def test_the_coexist_claims_hold_when_shares_cross_between_1_and_8_bdp(tmp_path):
-    exp, rundir = coexist_run(tmp_path, SHARES)
+def test_the_coexist_claims_hold_when_shares_cross_between_1_and_8_bdp(synthetic_run):
+    exp, rundir = coexist_run(synthetic_run, SHARES)
     verdict = claims.verdict(exp.claims, rundir.point_records())
     assert verdict["verdict"] == "reproduced", verdict["why"]
     shallow, deep = verdict["claims"]
     assert sorted(c["point"] for c in shallow["checks"]) == ["buffer=0.5bdp", "buffer=1bdp"]
     assert sorted(c["point"] for c in deep["checks"]) == ["buffer=16bdp", "buffer=8bdp"]
     flipped = {k: [1 - v for v in vals] for k, vals in SHARES.items()}
-    exp, rundir = coexist_run(tmp_path / "flipped", flipped)
+    exp, rundir = coexist_run(synthetic_run, flipped)
     assert claims.verdict(exp.claims, rundir.point_records())["verdict"] == "not reproduced"
 
 
-def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
-    exp, rundir = coexist_run(tmp_path, SHARES)
+def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(synthetic_run):
+    exp, rundir = coexist_run(synthetic_run, SHARES)
     records = rundir.point_records()
     shares = plots_field.class_shares(records)
     assert [x for x, *_ in shares["bbr"]] == [0.5, 1.0, 8.0, 16.0]
@@ -68,17 +62,26 @@ def test_the_figure_draws_each_ccs_share_and_the_model_beside_it(tmp_path):
     assert any("Ware et al. model" in label for label in labels)
     assert any("IETF 101" in label for label in labels)
     plt.close(fig)
-    verdict = claims.verdict(exp.claims, records)
-    path = plots.draw(exp, rundir, records, verdict)
-    assert path.stat().st_size > 30_000
+    fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))
+    ax = fig.axes[0]
+    measured = {c.get_label().split(" (")[0]: c.lines[0] for c in ax.containers}
+    assert list(measured["BBR"].get_xdata()) == [0.5, 1, 8, 16]  # the buffers, in BDPs
+    assert list(measured["BBR"].get_ydata()) == pytest.approx([0.855, 0.725, 0.345, 0.305])  # each buffer's mean
+    assert list(measured["CUBIC"].get_ydata()) == pytest.approx([0.145, 0.275, 0.655, 0.695])
+    model = {line.get_label(): line for line in ax.get_lines() if "Ware et al." in line.get_label()}
+    assert model["BBR, Ware et al. model (IMC 2019)"].get_linestyle() == "--"
+    assert [*model["BBR, Ware et al. model (IMC 2019)"].get_ydata()][-1] == pytest.approx(curve[-1][1], abs=0.01)
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "bottleneck buffer (BDP)" and ax.get_ylim() == (0, 1.02)
+    assert legends.legend_overlaps(ax) == 0
+    plt.close(fig)
 
 
-def test_the_share_axis_ends_at_1_whatever_the_legend_would_cover(tmp_path):
+def test_the_share_axis_ends_at_1_whatever_the_legend_would_cover(synthetic_run):
     """The full-length run's shares (2026-11-23): the legend inside the axes covered CUBIC's
     0.82 at 32 BDP and raised the axis to 3; beside the axes it covers nothing."""
     measured = {"0.5bdp": 0.934, "1bdp": 0.928, "2bdp": 0.654, "4bdp": 0.463, "8bdp": 0.393, "16bdp": 0.332,
                 "32bdp": 0.182}
-    exp, rundir = coexist_run(tmp_path, {b: [v] for b, v in measured.items()}, quick=False)
+    exp, rundir = coexist_run(synthetic_run, {b: [v] for b, v in measured.items()}, quick=False)
     records = rundir.point_records()
     fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))  # legends placed as drawn
     top = fig.axes[0].get_ylim()[1]
@@ -86,21 +89,18 @@ def test_the_share_axis_ends_at_1_whatever_the_legend_would_cover(tmp_path):
     assert top <= 1.02
 
 
-def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
+def test_the_trace_replay_figure_has_one_panel_per_interval(synthetic_run):
     exp = spec.load(EXPERIMENTS / "trace-interval.yaml", quick=True)
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
-        plan = topo.build_plan(point)
-        offered = [[round(t, 3), round(v / 1e6, 4)] for t, v in plan.schedule.schedule.averaged(0, 20, 0.1)]
-        write_json(rundir.points_dir / point.id / "point.json", {
-            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
-            "flows": [dataclasses.asdict(g) for g in point.flows],
-            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
-        write_json(rundir.points_dir / point.id / "metrics.json", {
-            "trace_delivery": 0.98, "schedule_late_p99_ms": 0.8, "duration_s": 20.0, "loss": 0.0})
-        write_json(rundir.points_dir / point.id / "series.json", {
-            "link_rate": offered, "link_sent": [[t, v * 0.98] for t, v in offered],
-            "flows": {"f1": {"cc": "cubic", "throughput": [[t, v * 0.9] for t, v in offered[::5]]}}})
+
+    def offered(plan):
+        return [[round(t, 3), round(v / 1e6, 4)] for t, v in plan.schedule.schedule.averaged(0, 20, 0.1)]
+
+    rundir = synthetic_run(exp, lambda point, plan: {"trace_delivery": 0.98, "schedule_late_p99_ms": 0.8,
+                                                     "duration_s": 20.0, "loss": 0.0},
+                           lambda point, plan: {"link_rate": offered(plan),
+                                                "link_sent": [[t, v * 0.98] for t, v in offered(plan)],
+                                                "flows": {"f1": {"cc": "cubic", "throughput": [
+                                                    [t, v * 0.9] for t, v in offered(plan)[::5]]}}})
     records = rundir.point_records()
     plt = plots._pyplot()
     fig = plot_kinds.PLOTS["trace_replay"].draw(plt, exp, rundir, records)
@@ -110,13 +110,20 @@ def test_the_trace_replay_figure_has_one_panel_per_interval(tmp_path):
     plt.close(fig)
     verdict = claims.verdict(exp.claims, records)
     assert verdict["verdict"] == "reproduced"
-    assert plots.draw(exp, rundir, records, verdict).stat().st_size > 30_000
+    fig = plots.figure(exp, rundir, records, verdict)
+    panel = next(ax for ax in fig.axes if ax.get_title().startswith("trace_interval=10ms"))
+    lines = {line.get_label(): line for line in panel.get_lines()}
+    trace = lines["offered by the trace (100 ms)"]
+    sent = lines["bottleneck sent"]  # 0.98 of what the trace offered
+    assert list(sent.get_ydata()) == pytest.approx([0.98 * v for v in trace.get_ydata()])
+    assert all(legends.legend_overlaps(ax) == 0 for ax in fig.axes)
+    plt.close(fig)
 
 
-def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
+def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(synthetic_run):
     from bbrlab.output import report_field
 
-    exp, rundir = coexist_run(tmp_path, SHARES)
+    exp, rundir = coexist_run(synthetic_run, SHARES)
     lines = report_field.coexist_table(exp, rundir.point_records())
     assert lines[3] == "| buffer (BDP) | bbr share | cubic share | BBR, Ware et al. model | BBR share, IETF 101 |"
     model_8 = ware.share(8, 10e6, 0.04, 30.0).bbr
@@ -125,8 +132,8 @@ def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(tmp_path):
     assert report_field.coexist_table(spec.load(EXPERIMENTS / "step.yaml"), rundir.point_records()) == []
 
 
-def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
-    exp, rundir = coexist_run(tmp_path, {"0.5bdp": [0.8], "1bdp": [0.7], "8bdp": [0.3], "16bdp": [0.3]})
+def test_flows_of_a_mixed_point_are_coloured_by_their_cc(synthetic_run):
+    exp, rundir = coexist_run(synthetic_run, {"0.5bdp": [0.8], "1bdp": [0.7], "8bdp": [0.3], "16bdp": [0.3]})
     records = rundir.point_records()
     flows = {"f1": {"cc": "bbr", "start": 0.0, "throughput": [[1, 6.0], [2, 6.5]]},
              "f2": {"cc": "cubic", "start": 0.0, "throughput": [[1, 3.0], [2, 2.5]]}}
@@ -139,10 +146,10 @@ def test_flows_of_a_mixed_point_are_coloured_by_their_cc(tmp_path):
     plt.close(fig)
 
 
-def test_ietf_101s_point_is_drawn_only_beside_a_run_on_its_link(tmp_path):
+def test_ietf_101s_point_is_drawn_only_beside_a_run_on_its_link(synthetic_run):
     """IETF 101 measured 8 BDP at 10 Mbit/s and 40 ms: a run at 20 Mbit/s and 30 ms gets no
     stars, and the legend and the report say why."""
-    exp, rundir = coexist_run(tmp_path, SHARES, overrides=["rate=20Mbit", "rtt=30ms"])
+    exp, rundir = coexist_run(synthetic_run, SHARES, overrides=["rate=20Mbit", "rtt=30ms"])
     assert exp.reference["at"] == {"rate": 10e6, "rtt": 0.04}
     records = rundir.point_records()
     plt = plots._pyplot()
@@ -172,28 +179,22 @@ def test_a_references_link_is_checked_at_load(tmp_path):
         reference.parse({"at": {"rate": "10"}})
 
 
-def coexist_aqm_run(tmp_path, bbr_share):
+def coexist_aqm_run(synthetic_run, bbr_share):
     """A run of coexist-aqm where BBR took BBR_SHARE[aqm][buffer]."""
     exp = spec.load(EXPERIMENTS / "coexist-aqm.yaml")
-    rundir = RunDir.create(tmp_path, exp.name)
-    for point in exp.points:
+
+    def metrics(point, plan):
         share = bbr_share[point.params["aqm"]][point.params["buffer"]]
-        plan = topo.build_plan(point)
-        by_cc = {"bbr": {"share": share}, "cubic": {"share": 1 - share}}
-        write_json(rundir.points_dir / point.id / "point.json", {
-            "id": point.id, "params": point.params, "repetition": 1, "summary": plan.summary,
-            "flows": [dataclasses.asdict(g) for g in point.flows],
-            "flow_plan": [dataclasses.asdict(f) for f in plan.flows], "link": dataclasses.asdict(point.link)})
-        write_json(rundir.points_dir / point.id / "metrics.json", {
-            "buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
-            "link_mbps": 10.0, "by_cc": by_cc, "groups": []})
-    return exp, rundir
+        return {"buffer_pkts": point.link.buffer_packets, "bdp_pkts": round(point.link.bdp_packets, 2),
+                "link_mbps": 10.0, "by_cc": {"bbr": {"share": share}, "cubic": {"share": 1 - share}}, "groups": []}
+
+    return exp, synthetic_run(exp, metrics)
 
 
-def test_coexist_under_aqm_draws_a_line_style_per_discipline_and_the_model_for_the_fifo(tmp_path):
+def test_coexist_under_aqm_draws_a_line_style_per_discipline_and_the_model_for_the_fifo(synthetic_run):
     fifo = {"0.5bdp": 0.9, "1bdp": 0.85, "2bdp": 0.6, "8bdp": 0.4, "32bdp": 0.2}
     even = {b: 0.5 for b in fifo}
-    exp, rundir = coexist_aqm_run(tmp_path, {"fifo": fifo, "fq_codel": even, "cake": dict(even, **{"8bdp": 0.7})})
+    exp, rundir = coexist_aqm_run(synthetic_run, {"fifo": fifo, "fq_codel": even, "cake": dict(even, **{"8bdp": 0.7})})
     records = rundir.point_records()
     plt = plots._pyplot()
     fig = plot_kinds.PLOTS["coexist_share"].draw(plt, exp, rundir, records)

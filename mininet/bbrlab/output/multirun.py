@@ -5,7 +5,9 @@ and how its setup differs from the others' ("run 2 (rtt 30ms)", differences.py).
 run's CCs are drawn under names of their own, and every label a kind gives a CC ends with
 that run's label (style.runs_named), so each run's curves, bars and panels say which run
 they are in every kind. The title names the runs; the parameter line gives what all runs
-share once and each run's own beside its name; a line on stdout says how they differ.
+share once and each run's own beside its name; a line on stdout says how they differ. A
+kind's guides (a configured rate, a base RTT, what a full buffer holds) are each run's own
+where the runs differ in them, and its panels' titles say each run's value (guides.py).
 Runs on different links are allowed wherever the kind can draw them. Each run keeps its
 own verdict: this figure judges none.
 """

@@ -12,6 +12,8 @@ from ..analysis.metrics import percentile
 from ..spec.link import FRAME_BYTES
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
+from . import guides
+from .legends import right_of_axes
 from .style import AQM_STYLE, aqm_of, cc_of, style
 
 
@@ -111,6 +113,44 @@ def _buffer_ms(record: dict) -> float:
     return record["metrics"]["buffer_pkts"] * FRAME_BYTES * 8 / record["link"]["rate"] * 1e3
 
 
+def _base_rtt(record: dict) -> float:
+    return record["metrics"]["base_rtt_ms"]
+
+
+CC_LINES = ("-", "--", "-.", ":")  # headend: one line style per CC (colour means the AQM)
+
+
+def _headend_lines(column, pts: list[tuple[float, dict]], aqm: str, cc: str, i: int) -> None:
+    """One AQM's and CC's points (PTS: (buffer in ms, record)) in a rate's COLUMN (its
+    probe's, the flow's own and goodput axes), in the AQM's colour and the I-th CC's line style."""
+    if not pts:
+        return
+    probe_ax, own_ax, put_ax = column
+    color, name = AQM_STYLE[aqm]
+    st, ls = style(cc), CC_LINES[i % len(CC_LINES)]
+    x = [b for b, _ in pts]
+    p50 = [r["metrics"].get("steady_rtt_p50_ms") for _, r in pts]
+    p95 = [r["metrics"].get("steady_rtt_p95_ms") for _, r in pts]
+    probe_ax.errorbar(x, p50, yerr=[[0] * len(p50), [max(0.0, b - a) for a, b in zip(p50, p95)]],
+                      color=color, ls=ls, marker=st["marker"], lw=1.6, capsize=3, label=f"{name}, {st['label']} load")
+    own = [((r["metrics"].get("by_cc") or {}).get(cc) or {}).get("srtt_p50_ms") for _, r in pts]
+    own_ax.plot(x, own, color=color, ls=ls, marker=st["marker"], lw=1.6)
+    put_ax.plot(x, [r["metrics"].get("steady_goodput_mbps") for _, r in pts], color=color, ls=ls,
+                marker=st["marker"], lw=1.6)
+
+
+def _base_guides(axes, here: list[dict], xs: list[float]) -> None:
+    """The base RTT and the base plus what the full buffer holds (across the buffers XS, in
+    ms) on each of AXES: each run's own where the runs of HERE differ in their base RTT."""
+    ends = (xs[0] / 1.3, xs[-1] * 1.3) if xs else ()
+    for ax in axes:
+        for base, kw in guides.lines(here, _base_rtt, lambda b: f"base RTT {b:g} ms", ls=":"):
+            ax.axhline(base, lw=1, **kw)
+        for base, kw in guides.lines(here, _base_rtt, lambda _: "base + the full buffer", color="grey",
+                                     ls=(0, (6, 3))):
+            ax.plot(ends, [base + b for b in ends], lw=0.9, **kw)
+
+
 def headend(plt, exp, rundir: RunDir, records: list[dict]):
     """Per rate (a column): the sparse probe's latency under load (median, bar to p95), the
     flow's own median RTT and its goodput against the buffer in ms, one colour per queue
@@ -123,38 +163,21 @@ def headend(plt, exp, rundir: RunDir, records: list[dict]):
     aqms = [a for a in AQM_STYLE if any(aqm_of(r) == a for r in averaged)]
     fig, axes = plt.subplots(3, len(rates), figsize=(max(12.0, 6.5 * len(rates)), 12), sharex=True, squeeze=False,
                              gridspec_kw={"height_ratios": [3, 2, 2]})
-    lines = ("-", "--", "-.", ":")
     for col, rate in enumerate(rates):
         probe_ax, own_ax, put_ax = axes[:, col]
         here = [r for r in averaged if r["link"]["rate"] == rate]
         xs = sorted({_buffer_ms(r) for r in here})
         for aqm in aqms:
-            color, name = AQM_STYLE[aqm]
             for i, cc in enumerate(ccs):
-                pts = sorted((_buffer_ms(r), r) for r in here if aqm_of(r) == aqm and cc_of(r) == cc)
-                if not pts:
-                    continue
-                st, ls = style(cc), lines[i % len(lines)]
-                x = [b for b, _ in pts]
-                p50 = [r["metrics"].get("steady_rtt_p50_ms") for _, r in pts]
-                p95 = [r["metrics"].get("steady_rtt_p95_ms") for _, r in pts]
-                probe_ax.errorbar(x, p50, yerr=[[0] * len(p50), [max(0.0, b - a) for a, b in zip(p50, p95)]],
-                                  color=color, ls=ls, marker=st["marker"], lw=1.6, capsize=3,
-                                  label=f"{name}, {st['label']} load")
-                own = [((r["metrics"].get("by_cc") or {}).get(cc) or {}).get("srtt_p50_ms") for _, r in pts]
-                own_ax.plot(x, own, color=color, ls=ls, marker=st["marker"], lw=1.6)
-                put_ax.plot(x, [r["metrics"].get("steady_goodput_mbps") for _, r in pts], color=color, ls=ls,
-                            marker=st["marker"], lw=1.6)
-        base = here[0]["metrics"]["base_rtt_ms"]
-        full = [(b, base + b) for b in (xs[0] / 1.3, xs[-1] * 1.3)] if xs else []
+                _headend_lines(axes[:, col], sorted((_buffer_ms(r), r) for r in here
+                                                    if aqm_of(r) == aqm and cc_of(r) == cc), aqm, cc, i)
+        _base_guides((probe_ax, own_ax), here, xs)
         for ax in (probe_ax, own_ax):
-            ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
-            ax.plot([b for b, _ in full], [v for _, v in full], color="grey", lw=0.9, ls=(0, (6, 3)),
-                    label="base + the full buffer")
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.yaxis.set_minor_formatter(NullFormatter())
-        probe_ax.set_title(f"{rate / 1e6:g} Mbit/s, {base:g} ms base RTT")
+        # the runs' own base RTTs where they differ
+        probe_ax.set_title(f"{rate / 1e6:g} Mbit/s, {guides.said(here, _base_rtt, lambda b: f'{b:g} ms')} base RTT")
         probe_ax.set_ylabel("probe's RTT under load (ms)\nmedian, bar to p95")
         own_ax.set_ylabel("the flow's own RTT (ss, ms)\nmedian")
         put_ax.set_ylabel("steady goodput (Mbit/s)")
@@ -166,6 +189,6 @@ def headend(plt, exp, rundir: RunDir, records: list[dict]):
         if xs:
             put_ax.set_xlim(xs[0] / 1.3, xs[-1] * 1.3)
         put_ax.set_xlabel("bottleneck buffer (ms at the rate)")
-    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    fig.subplots_adjust(left=0.07, right=0.8, hspace=0.12, wspace=0.25)
+    legend = axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.subplots_adjust(left=0.07, right=right_of_axes(fig, legend, 0.8), hspace=0.12, wspace=0.25)
     return fig

@@ -8,6 +8,8 @@ the column's title tell v1 from v3 (style.py), by the version the kernel's struc
 
 from __future__ import annotations
 
+import math
+
 from ..store.results import RunDir
 from .style import RUN_AXIS, base_cc, in_turn, own_id, style
 
@@ -40,6 +42,17 @@ def _xy(points: list) -> tuple[list, list]:
     return [t for t, _ in points], [v for _, v in points]
 
 
+def _base_rtt(rec: dict, flow: dict) -> tuple[float | None, str]:
+    """The base RTT of FLOW's own path (ms) and whose it is: its class's where the point's
+    classes have RTTs of their own (a class at 5 ms on a 50 ms link), else the link's."""
+    metrics = rec.get("metrics") or {}
+    groups = [g for g in metrics.get("groups") or () if g.get("rtt_ms") is not None]
+    mine = [g for g in groups if g.get("group") == flow.get("group")]
+    if mine and any(g["rtt_ms"] != metrics.get("base_rtt_ms") for g in groups):
+        return mine[0]["rtt_ms"], f" (class {mine[0]['class']})"
+    return metrics.get("base_rtt_ms"), ""
+
+
 def _column(axes, rec: dict, fid: str, flow: dict) -> None:
     phase_ax, cwnd_ax, rtt_ax = axes
     st = version_style(flow)
@@ -60,9 +73,9 @@ def _column(axes, rec: dict, fid: str, flow: dict) -> None:
     cwnd_ax.set_ylim(bottom=0)
     cwnd_ax.legend(loc="upper right", fontsize=8)
     rtt_ax.plot(*_xy(flow.get("srtt_ms") or []), color=st["color"], lw=1.2, label="smoothed RTT (ss)")
-    base = (rec.get("metrics") or {}).get("base_rtt_ms")
+    base, whose = _base_rtt(rec, flow)
     if base:
-        rtt_ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
+        rtt_ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms{whose}")
     rtt_ax.set_ylabel("RTT (ms)")
     rtt_ax.set_ylim(bottom=0)
     rtt_ax.legend(loc="upper right", fontsize=8)
@@ -90,6 +103,10 @@ def bbr_state(plt, exp, rundir: RunDir, records: list[dict]):
         if col:  # cwnd and RTT on one scale per row: v1 against v3 at a glance
             axes[1][col].sharey(axes[1][0])
             axes[2][col].sharey(axes[2][0])
+    for row in axes[1:]:  # the scale of every column's data (classes may differ in RTT), not the first's
+        tops = [ax.dataLim.y1 for ax in row if math.isfinite(ax.dataLim.y1)]
+        if tops:
+            row[0].set_ylim(0, 1.05 * max(tops))
     if len(flows) > len(shown):
         axes[0][-1].set_title(f"{axes[0][-1].get_title()}\n({len(flows) - len(shown)} more BBR flows not drawn)",
                               fontsize=9)

@@ -2,9 +2,10 @@
 
 class_share: per point (its axes other than the CC), each class's share of what all flows
 delivered after startup, one bar per CC and class, against the class's fair share (its
-flows over all flows); below, each class's median smoothed RTT, which says who kept the
-queue. The report's table gives the same numbers with the goodput and the
-retransmission rate (report_field.class_table).
+flows over all flows); below, each class's median smoothed RTT against its own base RTT
+(not the link's: a class may have a path of its own), which says who kept the queue. The
+report's table gives the same numbers with the goodput and the retransmission rate
+(report_field.class_table).
 """
 
 from __future__ import annotations
@@ -76,13 +77,16 @@ def class_share(plt, exp, rundir: RunDir, records: list[dict]):
         if r["srtt_p50"] is not None:
             bottom.bar(x, r["srtt_p50"], width, color=st["color"], alpha=0.85, hatch=hatch, edgecolor="black",
                        lw=0.6)
+        if r["rtt_ms"] is not None:  # the class's own path, not the link's: what its queue adds is above it
+            bottom.plot([x - width / 2, x + width / 2], [r["rtt_ms"]] * 2, color="black", lw=1.6)
     top.plot([], [], color="black", lw=1.6, label="the class's fair share (its flows / all flows)")
+    bottom.plot([], [], color="black", lw=1.6, label="the class's base RTT")
     top.set_ylim(0, 1.02)
     top.set_ylabel("share of the goodput after startup")
     top.set_title("each class's share" + (" (bar: lowest-highest repetition)" if any(r["n"] > 1 for r in rows)
                                           else ""), fontsize=10)
     bottom.set_ylabel("median smoothed RTT (ms)")
-    bottom.set_title("each class's median smoothed RTT after startup (ss)", fontsize=10)
+    bottom.set_title("each class's median smoothed RTT after startup (ss), against its base RTT", fontsize=10)
     first = {w: next(r["cc"] for r in rows if r["where"] == w) for w in wheres}  # the classes' RTTs: one CC's
     rtts = {w: " / ".join(f"{r['class']} {r['rtt_ms']:g} ms" for r in rows if r["where"] == w and r["cc"] == first[w])
             for w in wheres}
@@ -90,5 +94,6 @@ def class_share(plt, exp, rundir: RunDir, records: list[dict]):
     bottom.set_xlim(-0.5, len(wheres) - 0.5)
     bottom.set_ylim(bottom=0)
     top.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    bottom.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.subplots_adjust(left=0.07, right=0.74, hspace=0.2)
     return fig

@@ -5,13 +5,19 @@ control (BBR with and without Linux's ACK-aggregation allowance, CUBIC), one col
 direction that leaves in slots.
 
 jitter_goodput: goodput against the delay variation, one panel per base RTT, the band
-where the variation is within the emulator's own RTT noise shaded, and the reordering
-the senders saw in each panel's title (it must be zero).
+where the variation is within the emulator's own RTT noise shaded, the link's rate, and the
+reordering the senders saw in each panel's title (it must be zero).
+
+Where several runs share a panel, the link's rate, a slot's timing and the reordering are
+each run's own where the runs differ in them (guides.py).
 """
 
 from __future__ import annotations
 
+import textwrap
+
 from ..verdicts import claims as claims_mod
+from . import guides
 from .style import style
 from ..store.results import RunDir
 
@@ -48,6 +54,21 @@ def _slot_text(record: dict) -> str:
     return f"{what} leave in slots every {gap}"
 
 
+def _link_mbps(record: dict) -> float:
+    return record["metrics"]["link_mbps"]
+
+
+def _rate_lines(ax, records: list[dict]) -> str:
+    """The link's rate: each run's own where several runs' differ (guides.lines). Returns
+    where the axes' legend goes: at the bottom, below goodput that sits near the one rate;
+    where the rates differ, at the top (the curves lie at several heights), where
+    legends.clear_legends raises the axes' top above it."""
+    drawn = guides.lines(records, _link_mbps, lambda v: f"link rate {v:g} Mbit/s", ls=":")
+    for rate, kw in drawn:
+        ax.axhline(rate, lw=0.8, **kw)
+    return "upper" if len(drawn) > 1 else "lower"
+
+
 def aggregation_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     columns = sorted({slot_on(r) for r in records})
     fig, axes = plt.subplots(2, len(columns), figsize=(6.5 * len(columns) + 1, 8.5), sharex=True, squeeze=False)
@@ -58,17 +79,17 @@ def aggregation_goodput(plt, exp, rundir: RunDir, records: list[dict]):
             _errorbars(top, points, cc)
         for cc, points in _by_cc(recs, lambda r: r["link"]["rtt"] * 1e3, "steady_rtt_p50_ms").items():
             _errorbars(bottom, points, cc)
-        rate = recs[0]["metrics"]["link_mbps"]
-        top.axhline(rate, color="black", lw=0.8, ls=":", label=f"link rate {rate:g} Mbit/s")
+        where = _rate_lines(top, recs)
         rtts = sorted({r["link"]["rtt"] * 1e3 for r in recs})
         bottom.plot(rtts, rtts, color="black", lw=0.8, ls=":", label="base RTT")
-        top.set_title(_slot_text(recs[0]), fontsize=10)
-        top.set_ylim(0, rate * 1.15)
+        # several runs' slots where they differ, each with its runs
+        top.set_title(textwrap.fill(guides.said(recs, _slot_text, str), 70), fontsize=10)
+        top.set_ylim(0, max(_link_mbps(r) for r in recs) * 1.15)
         top.set_ylabel("steady goodput (Mbit/s)")
         bottom.set_ylabel("median RTT after startup (ms)")
         bottom.set_xlabel("base RTT (ms)")
         bottom.set_ylim(bottom=0)
-        top.legend(fontsize=8, loc="lower right")
+        top.legend(fontsize=8, loc=f"{where} right")
         bottom.legend(fontsize=8, loc="upper left")
     return fig
 
@@ -81,9 +102,20 @@ def noise_floor_ms(records: list[dict]) -> float | None:
     return max(spreads) if spreads else None
 
 
+def _reordering(records: list[dict]) -> str:
+    """The reordering events the senders of RECORDS saw: "0", or each run's where several
+    runs' differ ("0 (run 1), 3 (run 2)")."""
+    seen: dict = {}
+    for r in records:
+        run = guides.run_of(r)
+        seen[run] = seen.get(run, 0) + (r["metrics"].get("reordering_events") or 0)
+    return guides.said(records, lambda r: seen[guides.run_of(r)], str)
+
+
 def jitter_goodput(plt, exp, rundir: RunDir, records: list[dict]):
     rtts = sorted({r["link"]["rtt"] for r in records})
     fig, axes = plt.subplots(1, len(rtts), figsize=(5.5 * len(rtts) + 1, 5.5), sharey=True, squeeze=False)
+    top = max(_link_mbps(r) for r in records) * 1.15  # the panels share it: every run's rate below it
     for ax, rtt in zip(axes[0], rtts):
         recs = [r for r in records if r["link"]["rtt"] == rtt]
         for cc, points in _by_cc(recs, lambda r: r["link"]["delay_variation"] * 1e3, "steady_goodput_mbps").items():
@@ -96,10 +128,11 @@ def jitter_goodput(plt, exp, rundir: RunDir, records: list[dict]):
         if mins:
             real = min(mins)
             ax.axvline(real, color="black", lw=0.8, ls=":", label=f"smallest RTT measured ({real:.2g} ms)")
-        reordered = sum(r["metrics"].get("reordering_events") or 0 for r in recs)
-        ax.set_title(f"base RTT {rtt * 1e3:g} ms: reordering seen {reordered}", fontsize=10)
+        where = _rate_lines(ax, recs)
+        ax.set_title(textwrap.fill(f"base RTT {rtt * 1e3:g} ms: reordering seen {_reordering(recs)}", 60),
+                     fontsize=10)
         ax.set_xlabel("delay variation on the data direction (ms)")
-        ax.set_ylim(0, recs[0]["metrics"]["link_mbps"] * 1.15)
-        ax.legend(fontsize=8, loc="lower left")
+        ax.set_ylim(0, top)
+        ax.legend(fontsize=8, loc=f"{where} left")
     axes[0, 0].set_ylabel("steady goodput (Mbit/s)")
     return fig

@@ -7,6 +7,8 @@ from __future__ import annotations
 from ..analysis.metrics import percentile
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
+from . import guides
+from .legends import right_of_axes
 from .style import RUN_AXIS, base_cc, cc_of, point_label, rate_line, style
 
 
@@ -19,7 +21,7 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
     labelled = set()
     for rec in sorted(records, key=lambda r: (cc_of(r), r["id"])):
         series = rundir.series(rec["id"])
-        if "+" in cc_of(rec):  # several classes in one point: each its own colour and entry
+        if "+" in cc_of(rec) or class_paths(rec):  # several classes in one point: each its own entry
             _class_rtts(ax, cdf, rec, series, labelled)
             continue
         st = style(cc_of(rec))
@@ -39,7 +41,9 @@ def rtt_timeseries(plt, exp, rundir: RunDir, records: list[dict]):
             values = sorted(v for _, v in pts)
             cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], lw=1.6)
             line = None
-    full = _guides(ax, cdf, records)
+    # the link's base RTT is no guide to a class on a path of its own: those get their own
+    full = max(_guides(ax, cdf, [r for r in records if not class_paths(r)]) or 0,
+               _class_guides(ax, cdf, [r for r in records if class_paths(r)]) or 0) or None
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("RTT (ms, ping every 100 ms)")
     ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], (full or 0) * 1.15))
@@ -65,6 +69,36 @@ def _guides(ax, cdf, records: list[dict]) -> float | None:
     return max((r["metrics"].get("full_buffer_rtt_ms") or 0 for r in records), default=0) or None
 
 
+def class_paths(record: dict) -> dict[str, float]:
+    """The classes of a point that mixes them, by name, with the base RTT (ms) of each one's
+    own path, where any differs from the link's; else {}."""
+    metrics = record["metrics"]
+    own = {g["class"]: g["rtt_ms"] for g in metrics.get("groups") or () if g.get("rtt_ms") is not None}
+    return own if len(own) > 1 and any(v != metrics.get("base_rtt_ms") for v in own.values()) else {}
+
+
+def _class_guides(ax, cdf, records: list[dict]) -> float | None:
+    """Each class's own base RTT and the RTT behind a full buffer on its path, across both
+    axes, for points whose classes have paths of their own: one line per value, one legend
+    entry per guide naming each class's values; the largest RTT behind a full buffer."""
+    base: dict[str, set] = {}
+    full: dict[str, set] = {}
+    for rec in records:
+        queue = (rec["metrics"].get("full_buffer_rtt_ms") or 0) - rec["metrics"].get("base_rtt_ms", 0)
+        for name, rtt in class_paths(rec).items():
+            base.setdefault(name, set()).add(rtt)
+            if queue > 0:
+                full.setdefault(name, set()).add(rtt + queue)
+    for values, fmt, color, ls, lw, text in ((base, "g", "black", "--", 1, "base RTT"),
+                                             (full, ".0f", "grey", ":", 1.2, "RTT behind a full buffer")):
+        label = f"{text}: " + ", ".join(f"{name} {'/'.join(format(v, fmt) for v in sorted(found))} ms"
+                                        for name, found in values.items())
+        for k, value in enumerate(sorted(set().union(*values.values()))):
+            ax.axhline(value, color=color, ls=ls, lw=lw, label=label if k == 0 else None)
+            cdf.axvline(value, color=color, ls=ls, lw=lw)
+    return max((v for found in full.values() for v in found), default=0) or None
+
+
 LINESTYLES = ("-", "--", ":", "-.")  # classes of one CC told apart
 
 
@@ -86,10 +120,10 @@ def _class_rtts(ax, cdf, rec: dict, series: dict, labelled: set) -> None:
         seen[group["cc"]] = seen.get(group["cc"], 0) + 1
         values = sorted(v for _, v in pts)
         label = None
-        if (where, group["class"]) not in labelled:  # one entry per class and point: its first repetition's
-            label = (f"{group['class']} ({st['label']}){', ' + where if where else ''}: "
+        if (where, group["class"], group["cc"]) not in labelled:  # one entry per class, CC and point: its first
+            label = (f"{group['class']} ({st['label']}){', ' + where if where else ''}: "  # repetition's
                      f"median RTT {percentile(values, 50):.0f} ms")
-            labelled.add((where, group["class"]))
+            labelled.add((where, group["class"], group["cc"]))
         ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], ls=ls, lw=1.0, label=label)
         cdf.plot(values, [(i + 1) / len(values) for i in range(len(values))], color=st["color"], ls=ls, lw=1.6)
 
@@ -195,31 +229,55 @@ def buffer_rtt(plt, exp, rundir: RunDir, records: list[dict]):
     with the base RTT and the RTT behind a full buffer."""
     merged = claims_mod.average_repetitions(records)
     fig, ax = plt.subplots(figsize=(11, 6))
-    base = merged[0]["metrics"]["base_rtt_ms"]
-    full = sorted((r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"], r["metrics"]["full_buffer_rtt_ms"])
-                  for r in merged)
     for cc in sorted({cc_of(r) for r in merged}):
         recs = sorted((r for r in merged if cc_of(r) == cc), key=lambda r: r["metrics"]["buffer_pkts"])
-        xs = [r["metrics"]["buffer_pkts"] / r["metrics"]["bdp_pkts"] for r in recs]
+        xs = [_bdps(r) for r in recs]
         med = [r["metrics"]["rtt_p50_ms"] for r in recs]
         lo = [m - r["metrics"].get("rtt_p5_ms", m) for m, r in zip(med, recs)]
         hi = [r["metrics"].get("rtt_p95_ms", m) - m for m, r in zip(med, recs)]
         st = style(cc)
         ax.errorbar(xs, med, yerr=[[max(0, v) for v in lo], [max(0, v) for v in hi]], color=st["color"],
                     marker=st["marker"], lw=1.6, capsize=3, label=f"{st['label']} median RTT while the flow ran (bar: p5-p95)")
-    ax.plot([x for x, _ in full], [y for _, y in full], color="grey", ls="--", lw=1,
-            label="RTT behind a full buffer")
-    ax.axhline(base, color="black", ls=":", lw=1, label=f"base RTT {base:g} ms")
-    ax.axhline(2 * base, color="black", ls="-.", lw=0.8, label="2 x base RTT (BBR v1's 2-BDP cap, informative)")
+    several = _buffer_guides(ax, merged)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ticks = sorted({round(x, 1) for x, _ in full})
+    ticks = sorted({round(_bdps(r), 1) for r in merged})
     ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
     ax.minorticks_off()
     ax.set_xlabel("bottleneck buffer (BDP)")
     ax.set_ylabel("RTT (ms)")
-    ax.legend(fontsize=8, loc="upper left")
+    if several:  # each run's guides: a legend too tall for the axes' top, beside them
+        fig.subplots_adjust(right=right_of_axes(fig, ax.legend(fontsize=8, loc="upper left",
+                                                               bbox_to_anchor=(1.01, 1.0)), 0.95))
+    else:
+        ax.legend(fontsize=8, loc="upper left")
     return fig
+
+
+def _bdps(record: dict) -> float:
+    """The point's buffer in BDPs, as it held them."""
+    return record["metrics"]["buffer_pkts"] / record["metrics"]["bdp_pkts"]
+
+
+def _buffer_guides(ax, merged: list[dict]) -> bool:
+    """The RTT behind a full buffer against the buffer, the base RTT and twice it: each
+    run's own where several runs' differ (guides.lines), one line where they are the same.
+    Whether they differ."""
+    def base(r: dict) -> float:
+        return r["metrics"]["base_rtt_ms"]
+
+    curves: dict[tuple, set] = {}  # per run and base RTT: (buffer in BDPs, RTT behind it full)
+    for r in merged:
+        curves.setdefault((guides.run_of(r), base(r)), set()).add((_bdps(r), r["metrics"]["full_buffer_rtt_ms"]))
+    full = guides.lines(merged, lambda r: tuple(sorted(curves[guides.run_of(r), base(r)])),
+                        lambda _: "RTT behind a full buffer", color="grey")
+    for pts, kw in full:
+        ax.plot([x for x, _ in pts], [y for _, y in pts], lw=1, **kw)
+    for value, kw in guides.lines(merged, base, lambda b: f"base RTT {b:g} ms", ls=":"):
+        ax.axhline(value, lw=1, **kw)
+    for value, kw in guides.lines(merged, base, lambda _: "2 x base RTT (BBR v1's 2-BDP cap, informative)", ls="-."):
+        ax.axhline(2 * value, lw=0.8, **kw)
+    return len(full) > 1
 
 
 def _adapt_text(seconds: float | None) -> str:
@@ -231,14 +289,18 @@ def _adapt_text(seconds: float | None) -> str:
 def rate_step(plt, exp, rundir: RunDir, records: list[dict]):
     """Bandwidth steps: delivered throughput against the configured rate, per CC."""
     fig, ax = plt.subplots(figsize=(12, 5.5))
+    steps = {}  # per point: its configured rate's steps and its end
     for rec in sorted(records, key=cc_of):
         series = rundir.series(rec["id"])
+        steps[rec["id"]] = (tuple(map(tuple, series["link_rate"])), rec["metrics"]["duration_s"])
         st = style(cc_of(rec))
         for flow in series["flows"].values():
             pts = flow["throughput"]
             ax.plot([t for t, _ in pts], [v for _, v in pts], color=st["color"], lw=1.4,
                     label=f"{point_label(rec, {'cc'})} goodput ({_adapt_text(rec['metrics'].get('adapt_time_max_s'))})")
-    rate_line(ax, rundir.series(records[0]["id"]), records[0]["metrics"]["duration_s"], "bottleneck rate")
+    # each run's own steps where several runs' differ
+    for (rate, end), kw in guides.lines(records, lambda r: steps[r["id"]], lambda _: "bottleneck rate"):
+        rate_line(ax, {"link_rate": rate}, end, **kw)
     ax.set_xlabel("time since flow start (s)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)

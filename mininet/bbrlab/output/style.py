@@ -138,11 +138,13 @@ def point_label(record: dict, axes_shown: set) -> str:
     return f"{name} ({extra})" if extra else name
 
 
-def rate_line(ax, series: dict, end: float, label: str, lw: float = 1.2) -> None:
-    """The configured bottleneck rate over time, held until END, as a dashed step."""
+def rate_line(ax, series: dict, end: float, label: str | None, lw: float = 1.2, color: str = "black",
+              ls="--") -> None:
+    """The configured bottleneck rate over time, held until END, as a step (dashed black
+    unless COLOR and LS say otherwise: another run's, guides.lines)."""
     steps = series["link_rate"]
     ax.step([t for t, _ in steps] + [end], [v for _, v in steps] + [steps[-1][1]], where="post",
-            color="black", ls="--", lw=lw, label=label)
+            color=color, ls=ls, lw=lw, label=label)
 
 
 def not_drawn(ax, why: str, width: int = 48) -> None:
