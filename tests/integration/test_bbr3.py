@@ -122,18 +122,21 @@ def test_lab5_commands_run_and_lab_check_accepts_them(lab5):
     assert json.loads((ROOT / "times.json").read_text())["bbrv3"] > 0
 
 
-def test_v3_loss_quick_v3_reads_random_loss_as_congestion_and_v1_does_not():
-    """v3-loss's quick profile: at 5% random loss on figure 8's link at half its rate
-    (50 Mbit/s, 100 ms), v1 keeps most of the link and BBRv3, whose rounds each lose more
-    than its 2% threshold, keeps far less (measured: 0.88 of the ideal, and 0.093 x v1;
-    full length at 100 Mbit/s: 0.84 and 0.036 x v1)."""
-    rundir = fresh_quick("v3-loss", RESULTS / "bbr3-loss")
+def test_v3_reads_random_loss_as_congestion_and_v1_does_not(lab5):
+    """v3-loss's question, asked of lab 5's loss run (10 Mbit/s, 40 ms, 1% and 5% random loss:
+    v3-loss's link at a rate every machine of this kind carries) rather than of a second run:
+    at 5%, v1 keeps most of the link and BBRv3, whose rounds each lose more than its 2%
+    threshold, keeps far less (labs/5-bbrv3/key.md: v1 0.95 of the ideal, v3 0.30 x v1, below
+    0.5 x v1 on any faithful machine; v3-loss at 100 Mbit/s measured 0.036 x v1)."""
+    from test_labs import ROOT
+
+    rundir = RunDir.latest(ROOT / "bbrv3", "lab5-loss")
     points = by_point(rundir)
-    v1, v3 = points["cc=bbr"]["metrics"], points["cc=bbr3"]["metrics"]
+    v1, v3 = points["loss=5%,cc=bbr"]["metrics"], points["loss=5%,cc=bbr3"]["metrics"]
     assert v1["goodput_vs_ideal"] > 0.6, v1["goodput_vs_ideal"]
     rates = v3["steady_goodput_mbps"], v1["steady_goodput_mbps"]
-    assert rates[0] < 0.3 * rates[1], rates
-    v3_flows = rundir.series(points["cc=bbr3"]["id"])["flows"].values()
+    assert rates[0] < 0.5 * rates[1], rates
+    v3_flows = rundir.series(points["loss=5%,cc=bbr3"]["id"])["flows"].values()
     assert v3_flows and all(f.get("bbr_version") == 3 and f["bbr_phase"] for f in v3_flows)
 
 

@@ -1,13 +1,14 @@
 """Short flows for real in the testbed (flows.*.workload): cdn-mix's quick profile runs its
 two classes of Poisson-arriving flows through the bottleneck with BBR and with CUBIC at
-the servers, and startup's quick profile times 1 MB downloads one after another.
+the servers, and startup-lte's quick profile downloads through the LTE trace (startup's,
+through the suite engine: test_suite_quick.py).
 
 What must hold whatever the claims say: at least 150 of the 172 flows complete per point, every
 scheduled flow has a record (completed or counted as unfinished), every flow ran with the
 CC its class asked for (read back from its socket), the FCT CDFs are written per class, the
 figure is drawn and every claim is evaluated. About 3 minutes (2 points of 45 s of
-arrivals, the flows' drain, setup and analysis), plus 1 for startup and 1 for startup-lte
-(skipped without the Verizon trace)."""
+arrivals, the flows' drain, setup and analysis), plus 1 for startup-lte (skipped without the
+Verizon trace)."""
 
 import json
 import os
@@ -75,24 +76,6 @@ def test_cdn_mix_quick_completes_its_flows_and_judges_its_claims():
     verdict = judged(rundir)
     assert all(c["status"] != "not evaluated" for c in verdict["claims"]), verdict["claims"]
     assert (rundir.path / "cdn-mix.png").stat().st_size > 10_000
-
-
-def test_startup_quick_times_each_1mb_download_alone_on_the_link():
-    rundir = run("startup")
-    records = rundir.point_records()
-    assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
-    ideal = fct.ideal_seconds(1_000_000, 0.040, 10e6) * 1e3
-    for rec in records:
-        m = rec["metrics"]
-        assert (m["flows_planned"], m["flows_completed"]) == (3, 3), m
-        assert ideal <= m["fct_p50_ms"] < 6 * ideal, (ideal, m["fct_p50_ms"])
-        flows = flow_records(Path(rec["dir"]))
-        assert {f["cc_set"] for f in flows} == {rec["params"]["cc"]}
-        for a, b in zip(flows, flows[1:]):  # one after another, never two on the link at once
-            assert b["start"] >= a["end"]
-    verdict = judged(rundir)
-    (one_mb,) = [c for c in verdict["claims"] if c["id"] == "bbr-not-slower-1mb"]
-    assert one_mb["status"] != "not evaluated"
 
 
 def test_startup_lte_quick_downloads_through_the_trace():
