@@ -37,7 +37,9 @@ def test_delay_variation_keeps_order_where_jitter_reorders():
     varied = points["rtt=1ms,delay_variation=2ms,cc=cubic"]["metrics"]
     assert all(p["metrics"]["reordering_events"] == 0 for p in points.values()), \
         {k: p["metrics"]["reordering_events"] for k, p in points.items()}
-    assert varied["idle_rtt_spread_ms"] > points["rtt=1ms,delay_variation=0ms,cc=cubic"]["metrics"]["idle_rtt_spread_ms"]
+    control = points["rtt=1ms,delay_variation=0ms,cc=cubic"]["metrics"]
+    if not (varied["cpu_bound"] or control["cpu_bound"]):  # a CPU-bound guest's own noise spreads the RTT
+        assert varied["idle_rtt_spread_ms"] > control["idle_rtt_spread_ms"], (varied, control)
     # the control: netem's own jitter (delay +- 0.5 ms on a 0.5 ms line) does reorder
     jittered = run("low-rtt-jitter", "--set", "link.delay_variation=0ms", "--set", "link.jitter=0.5ms",
                    "--only", "cc=cubic")
