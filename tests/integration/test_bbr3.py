@@ -102,7 +102,10 @@ def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
         assert len(flows) == 4 and all(f["sent_bytes"] >= 2_000_000 and f["goodput_mbps"] > 0.5 for f in flows), flows
         assert rec["metrics"]["reordering_events"] == 0  # the variation keeps the packets' order
     v3_flows = rundir.series(points["rtt=1ms,delay_variation=2ms,cc=bbr3"]["id"])["flows"].values()
-    assert v3_flows and all(f.get("bbr_version") == 3 for f in v3_flows)
+    # v3's state read from its sockets; a 2 MB flow that ends between two netlink samples has
+    # none (seen on a slower machine: 2 ss samples, no state), but none reads as another BBR
+    versions = [f.get("bbr_version") for f in v3_flows]
+    assert 3 in versions and set(versions) <= {3, None}, versions
     proc = subprocess.run([str(REPO / "bbrlab"), "--results", str(root), "report", "quic-jitter-tcp"],
                           capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
@@ -154,6 +157,8 @@ def test_rtt_mix_quick_both_bbrs_leave_the_low_rtt_flows_under_their_fair_share(
         assert groups["near"]["share"] < 0.35, (cc, groups["near"]["share"])
         assert groups["near"]["srtt_p50_ms"] < groups["far"]["srtt_p50_ms"]
     verdict = read_json(rundir.path / "verdict.json")
+    if verdict["cpu_bound_points"]:  # set aside, its claims undecided: a machine limit, said
+        pytest.skip(f"rtt-mix: this machine's guest was CPU-bound at {verdict['cpu_bound_points']}")
     status = {c["id"]: c["status"] for c in verdict["claims"]}
     assert status["v1-low-rtt-flows-get-about-half-their-fair-share"] == status["v3-does-not-change-it"] == "holds"
 
