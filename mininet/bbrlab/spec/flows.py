@@ -140,14 +140,13 @@ def _whole_seconds(flow: FlowGroup, key: str) -> None:
     day is refused."""
     if flow.tool != "iperf3" or (flow.duration is None and flow.until is None):
         return
+    which = "duration" if flow.duration is not None else "until"
     for i in range(flow.count):
         seconds = flow.duration if flow.duration is not None else flow.until - flow.start - i * flow.stagger
         if seconds > IPERF3_MAX_SECONDS:
-            which = "duration" if flow.duration is not None else "until"
             raise SpecError(f"{key}.{which}: flow {i + 1} would run {seconds:g} s, but iperf3 runs at most "
                             f"{IPERF3_MAX_SECONDS} s (a day)")
         if abs(seconds - round(seconds)) > 1e-9:
-            which = "duration" if flow.duration is not None else "until"
             low, high = max(1, int(seconds)), int(seconds) + 1
             raise SpecError(f"{key}.{which}: flow {i + 1} would run {seconds:g} s, but iperf3 runs whole seconds "
                             f"(its -t drops a fraction): make it {low}s or {high}s")
