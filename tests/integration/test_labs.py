@@ -90,35 +90,50 @@ def untrusted(root: Path, command: str) -> str | None:
     if "run" not in words:
         return None
     name = spec.load(REPO / words[words.index("run") + 1], quick="--quick" in words).name
-    verdict = json.loads((RunDir.latest(root, name).path / "verdict.json").read_text())
+    return set_aside(RunDir.latest(root, name))
+
+
+def set_aside(run: RunDir) -> str | None:
+    """RUN's points its verdict set aside, said: CPU-bound, short of the link's rate, off
+    the link's schedule or beyond the calibration's gate (what lab check refuses)."""
+    verdict = json.loads((run.path / "verdict.json").read_text())
     points = (verdict.get("cpu_bound_points") or verdict.get("link_short_points")
-              or (verdict.get("fidelity_gate") or {}).get("points"))
-    return f"{name}: {', '.join(points)}" if points else None
+              or verdict.get("off_schedule_points") or (verdict.get("fidelity_gate") or {}).get("points"))
+    return f"{run.path.parent.name}: {', '.join(points)}" if points else None
+
+
+def lab_run(folder: str, name: str) -> RunDir:
+    """The newest run of NAME that lab FOLDER's commands made, to assert on; skipped, saying
+    why, when the lab stopped before it or its verdict set points aside on this machine."""
+    run = RunDir.newest(ROOT / folder, name)
+    if run is None:
+        pytest.skip(f"no run of {name}: its lab stopped before it (test_each_labs_commands_run_... says why)")
+    if (said := set_aside(run)):
+        pytest.skip(f"this machine's guest did not keep up with {said}")
+    return run
 
 
 def test_lab4_step_fires_its_changes_on_schedule():
     """The lab's bandwidth step, as its handout's figure shows it: both changes issued on
-    time and in force soon after, and BBR following them."""
-    records = {r["params"]["cc"]: r for r in RunDir.latest(ROOT / "changing-links", "lab4-step").point_records()}
+    time, their lateness in force recorded as the analysis judged it, and BBR following them."""
+    records = {r["params"]["cc"]: r for r in lab_run("changing-links", "lab4-step").point_records()}
     bbr = records["bbr"]
     fired = bbr["timings"]["events"]
     assert [e["planned"] for e in fired] == [10.0, 20.0]
     assert all(abs(e["issued"] - e["planned"]) < 0.1 for e in fired), fired
-    assert all(e["at"] - e["planned"] < 0.6 for e in fired), fired  # TCG: 0.2-0.35 s
+    # kept (not set aside above): each change in force within 0.5 s (TCG: 0.2-0.35 s quiet)
+    late = max(e["at"] - e["planned"] for e in fired)
+    assert bbr["metrics"]["change_late_max_s"] == pytest.approx(late, abs=1e-3) and late <= 0.5, fired
     assert bbr["metrics"]["adapt_time_max_s"] is not None and bbr["metrics"]["adapt_time_max_s"] <= 3.0
 
 
 def test_lab4_lte_follows_the_trace_and_bbr_keeps_twice_cubics_goodput_at_1_percent():
     """cellular's key claims (issue: the delivered average within 5% of the trace's while
     CUBIC keeps the link busy; BBR >= 2 x CUBIC at 1% loss), and the trace fed on time."""
-    points = by_point(RunDir.latest(ROOT / "changing-links", "lab4-lte"))
+    points = by_point(lab_run("changing-links", "lab4-lte"))
     first = spec.load(REPO / "labs/4-changing-links/lte.yaml", quick=True).points[0]
     plan = topo.build_plan(first).schedule.schedule
     due = sum(t < first.duration for t in plan.times)  # the updates due while the flow ran
-    behind = {k: p["metrics"]["schedule_skipped"] for k, p in points.items() if p["metrics"]["schedule_skipped"] >= 0.01 * due}
-    if behind:  # the guest's trace feeder fell behind: the trace was not replayed, nothing to judge
-        pytest.skip(f"lab 4: this machine's guest did not keep the trace's schedule: updates skipped of {due} "
-                    f"due: {behind}")
     assert points["loss=0.001%,cc=cubic"]["metrics"]["trace_delivery"] == pytest.approx(1.0, abs=0.05), points
     bbr, cubic = points["loss=1%,cc=bbr"]["metrics"], points["loss=1%,cc=cubic"]["metrics"]
     assert bbr["steady_goodput_mbps"] >= 2 * cubic["steady_goodput_mbps"], (bbr, cubic)
@@ -132,7 +147,7 @@ def test_lab4_lte_follows_the_trace_and_bbr_keeps_twice_cubics_goodput_at_1_perc
 def test_lab3_coexist_shares_cross_over_between_1_and_16_bdp():
     """coexist's crossover (docs/field.md): BBR takes the larger share of a 1-BDP buffer, CUBIC
     of a 16-BDP one (measured here: BBR 0.77-0.92 at 1 BDP, CUBIC 0.88-0.91 at 16 BDP)."""
-    points = by_point(RunDir.latest(ROOT / "fairness", "lab3-coexist"))
+    points = by_point(lab_run("fairness", "lab3-coexist"))
     share = {p["params"]["buffer"]: p["metrics"]["by_cc"] for p in points.values()}
     assert share["1bdp"]["bbr"]["share"] > share["1bdp"]["cubic"]["share"], share["1bdp"]
     assert share["16bdp"]["cubic"]["share"] > share["16bdp"]["bbr"]["share"], share["16bdp"]

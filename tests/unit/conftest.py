@@ -152,7 +152,7 @@ def measured(monkeypatch):
     ran = []
     table = {}
 
-    def analyze(point, plan, folder, t0, launches, end):
+    def analyze(point, plan, folder, t0, launches, end, events=None):
         ran.append(point.id)
         value = table[(point.params["cc"], point.repetition)]
         if isinstance(value, BaseException):

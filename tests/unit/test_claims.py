@@ -356,6 +356,18 @@ def test_a_link_below_its_rate_sets_its_points_aside_too():
     assert vs_check["status"] == "inconclusive" and vs_check["note"] == "CPU-bound, link below its rate"
 
 
+def test_a_link_off_its_schedule_sets_its_points_aside_and_says_so():
+    records = figure5_records()
+    records[0]["metrics"]["off_schedule"] = True
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "inconclusive" and v["off_schedule_points"] == ["cc=bbr"]
+    assert v["why"] == ["link off its schedule: cc=bbr"] and v["cpu_bound_points"] == []
+    assert claims.verdict_lines(v)[-1] == ("  warning: the link did not keep its schedule (a rate change in force "
+                                           "late, or a trace's updates skipped): cc=bbr")
+    records[0]["metrics"]["off_schedule"] = False
+    assert claims.verdict(spec.load(FIGURE5).claims, records)["off_schedule_points"] == []
+
+
 def test_why_names_three_checks_of_a_kind_and_counts_the_rest():
     records = [rec({"loss": f"{n}%"}, m=9) for n in range(1, 6)]
     records += [r for n in (10, 20) for r in reps({"loss": f"{n}%"}, "m", [4.0, 5.0, 6.0])]

@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def fake_run(root: Path, file: Path, quick: bool = True, overrides=(), status: str = "complete",
-             finished: int | None = None, cpu_bound=(), calibrated: bool = True, gate=None) -> RunDir:
+             finished: int | None = None, cpu_bound=(), calibrated: bool = True, gate=None,
+             off_schedule=()) -> RunDir:
     """A run of FILE as the runner leaves it: spec.yaml, run.json, points, verdict.json."""
     exp = spec.load(file, list(overrides), quick=quick)
     rundir = RunDir.create(root, exp.name)
@@ -28,7 +29,8 @@ def fake_run(root: Path, file: Path, quick: bool = True, overrides=(), status: s
     for point in exp.points[:finished]:
         write_json(rundir.points_dir / point.id / "metrics.json", {"cpu_bound": False})
     write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "cpu_bound_points": list(cpu_bound),
-                                              "link_short_points": [], "fidelity_gate": gate, "claims": []})
+                                              "link_short_points": [], "off_schedule_points": list(off_schedule),
+                                              "fidelity_gate": gate, "claims": []})
     return rundir
 
 
@@ -118,6 +120,10 @@ def test_a_missing_step_and_an_untrusted_emulator_are_rejected(tmp_path, lab1):
     fake_run(tmp_path, lab1.runs[0].file, cpu_bound=["cc=cubic"])
     first, second, third = lab.check(lab1, [tmp_path])
     assert first.problem.startswith("the emulator did not keep up: CPU-bound at cc=cubic (close other")
+    late = tmp_path / "late"
+    fake_run(late, lab1.runs[0].file, off_schedule=["cc=bbr"])
+    assert lab.check(lab1, [late])[0].problem.startswith(
+        "the emulator did not keep up: the link did not keep its schedule at cc=bbr (close other")
     assert second.problem == "missing: no run of this experiment"
     assert second.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/buffers.yaml --quick)")
     assert third.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/aqm.yaml --quick)")

@@ -101,7 +101,8 @@ def test_analyze_declares_exactly_the_keys_it_writes_itself(tmp_path, monkeypatc
     included; the points together reach every key it declares (none is dead)."""
     for module, name, nothing in ((classes, "per_class", {}), (fct, "summarize", {}), (fct, "programs", {}),
                                   (fct, "per_class", []), (aqm_metrics, "summarize", None),
-                                  (irtt, "summarize", None), (trace_metrics, "summarize", ({}, []))):
+                                  (irtt, "summarize", None), (trace_metrics, "summarize", ({}, [])),
+                                  (trace_metrics, "kept", None)):
         monkeypatch.setattr(module, name, lambda *args, nothing=nothing: nothing)
     written = set().union(*(analyzed(tmp_path / name.replace(" ", "-"), name) for name in POINTS))
     assert sorted(written - set(analyze.METRICS)) == []
@@ -135,7 +136,9 @@ def the_trace() -> dict:
     s = traces.schedule(traces.parse("".join(f"{t}\n" for t in traces.synthesize("constant", 2.0, 8e6))), 0.01)
     counter = [(t / 10, int(s.capacity_bits(0, t / 10) / 8), 10) for t in range(0, 41)]
     log = "".join(f"{k} {k / 100:.6f} {k / 100 + 0.001:.6f} 0\n" for k in range(300))
-    return trace_metrics.summarize(s, log, counter, 1.0, 4.0, 4.0, 0.85)[0]
+    out = trace_metrics.summarize(s, log, counter, 1.0, 4.0, 4.0, 0.85)[0]
+    trace_metrics.kept([{"planned": 10.0, "issued": 10.001, "at": 10.2}], out)
+    return out
 
 
 def the_short_flows() -> dict:

@@ -267,6 +267,22 @@ def test_a_late_wake_up_applies_only_the_newest_due_update_and_counts_the_skippe
     assert stats["schedule_late_max_ms"] == pytest.approx(5.0)
 
 
+def test_a_link_is_off_its_schedule_when_a_change_comes_late_or_a_trace_skips_one_update_in_a_hundred():
+    def kept(events, **counts):
+        out = dict(counts)
+        trace_metrics.kept(events, out)
+        return out
+
+    fired = [{"planned": 10.0, "issued": 10.002, "at": 10.3}, {"planned": 20.0, "issued": 20.001, "at": 20.2}]
+    assert kept(fired) == {"change_late_max_s": 0.3, "off_schedule": False}
+    fired[1]["at"] = 20.68  # a busy guest: the second change in force 0.68 s late
+    assert kept(fired) == {"change_late_max_s": 0.68, "off_schedule": True}
+    assert kept(None) == {"off_schedule": False}  # a record without events: nothing to judge
+    assert kept([], schedule_updates=297, schedule_skipped=2)["off_schedule"] is False
+    assert kept([], schedule_updates=297, schedule_skipped=3)["off_schedule"] is True
+    assert kept([], schedule_updates=0)["off_schedule"] is False
+
+
 def test_the_feeder_stops_when_asked_while_waiting():
     clock = FakeClock(stop_after=0)
     feeder = schedule.Feeder((0.0, 0.5), 1.0, ("a", "b"), clock.write, lambda s: True, clock)

@@ -200,11 +200,13 @@ def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_by
     out["reordering_events"] = sum(r["reord_seen"] or 0 for r in flow_rows)
 
 
-def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float) -> tuple[dict, dict]:
+def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, end: float,
+            events: list[dict] | None = None) -> tuple[dict, dict]:
     """Return (series, metrics) for one finished point.
 
     t0: epoch of time zero; launches: flow id -> epoch its client started;
-    end: seconds after t0 when the last flow finished.
+    end: seconds after t0 when the last flow finished; events: the rate changes as they
+    were fired (point.json's timings.events; None: not recorded).
     """
     raw = folder / "raw"
     link = point.link
@@ -251,6 +253,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
         out["variation_over_min_rtt"] = round(out["delay_variation_ms"] / out["idle_rtt_min_ms"], 4)
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
+    trace_metrics.kept(events, out)
     _cpu(raw, t0, end, series, out)
     if not rtts_all and not flow_rows and not series.get("shortflows"):
         raise ParseError(f"{folder}: no samples at all")
@@ -480,7 +483,7 @@ def reanalyze(rundir: RunDir, exp: Experiment) -> int:
         try:
             t = record["timings"]
             results.append((folder, *analyze(by_id[pid], build_plan(by_id[pid]), folder,
-                                             t["t0"], t["launches"], t["end"])))
+                                             t["t0"], t["launches"], t["end"], t.get("events"))))
         except KeyError as exc:
             raise BbrlabError(f"{folder / 'point.json'}: no timing field {exc}; cannot analyze it again") from None
         except ParseError as exc:

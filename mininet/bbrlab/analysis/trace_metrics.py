@@ -1,4 +1,5 @@
-"""What a trace-driven link offered, what it delivered, and how late its schedule ran.
+"""What a trace-driven link offered, what it delivered, and how late its schedule ran;
+whether any point's link kept to its schedule (a trace's updates, link.changes' steps).
 
 Reads the schedule executor's record (raw/link-schedule.txt, written by schedule.py:
 "k due_s written_s skipped rate_bps" per update, seconds since the schedule's start) and the
@@ -12,13 +13,19 @@ from typing import Sequence
 
 from . import metrics as m
 from ..errors import ParseError
-from ..spec.metric_names import TRACE_METRICS
+from ..spec.metric_names import SCHEDULE_METRICS, TRACE_METRICS
 from ..spec.traces import Schedule
 
 SETTLE = 1.0  # seconds after the first flow's start not judged (the first updates, startup)
 # what a trace point adds to metrics.json (metric_names.py), and the link's fidelity, which it
 # judges against the schedule in place of the fixed rate's
-METRICS = (*TRACE_METRICS, "link_delivery_by_rate", "link_delivery", "link_short", "link_busy")
+METRICS = (*TRACE_METRICS, *SCHEDULE_METRICS, "link_delivery_by_rate", "link_delivery", "link_short", "link_busy")
+# A link off its schedule cannot be trusted, as a CPU-bound emulator cannot: a rate change in
+# force this late moves the step by half the 1 s a flow must hold its new rate to count as
+# adapted (and adds itself to the adaptation time, measured from the planned time); a trace
+# feeder that skipped this share of its updates did not replay the trace.
+CHANGE_LATE_MAX = 0.5
+SKIPPED_MAX = 0.01
 
 
 def parse_log(text: str) -> list[tuple[int, float, float, int]]:
@@ -84,3 +91,16 @@ def summarize(schedule: Schedule, log_text: str, counter: Sequence[tuple[float, 
     out["link_busy"] = out.get("trace_delivery")
     offered = [[round(t, 3), round(bps / 1e6, 4)] for t, bps in schedule.averaged(0.0, max(run_end, 0.1), 0.1)]
     return out, offered
+
+
+def kept(events: Sequence[dict] | None, out: dict) -> None:
+    """Into OUT: how late the configured rate changes came in force (EVENTS: the point's
+    timings.events, "planned" and "at" in seconds from the first flow's start; None when
+    its record has none), and whether the link kept its schedule, the trace's included
+    (OUT's schedule_* counts, from summarize)."""
+    late = [e["at"] - e["planned"] for e in events or () if e.get("at") is not None]
+    if late:
+        out["change_late_max_s"] = round(max(late), 4)
+    due = out.get("schedule_updates", 0) + out.get("schedule_skipped", 0)
+    out["off_schedule"] = bool((late and max(late) > CHANGE_LATE_MAX)
+                               or (due and out.get("schedule_skipped", 0) >= SKIPPED_MAX * due))

@@ -166,6 +166,7 @@ def _fidelity(rundir: RunDir, meta: dict) -> str | None:
     rate = claims.gate_rates(gate) if gate.get("rate_bps") else "its rate"
     for label, points in (("CPU-bound at", verdict.get("cpu_bound_points")),
                           ("the bottleneck sent below its rate at", verdict.get("link_short_points")),
+                          ("the link did not keep its schedule at", verdict.get("off_schedule_points")),
                           (f"this machine's calibration found its emulator unfaithful from {rate}, the rate of",
                            gate.get("points"))):
         if points:

@@ -174,7 +174,8 @@ def _run_and_commit(point: Point, rundir: RunDir, bench: Bench, progress: Progre
         snapshot = testbed.snapshot()
         timing = run_point(testbed, point, plan, staging)
         t_analysis = time.monotonic()
-        series, mets = analysis.analyze(point, plan, staging, timing["t0"], timing["launches"], timing["end"])
+        series, mets = analysis.analyze(point, plan, staging, timing["t0"], timing["launches"], timing["end"],
+                                        timing["events"])
         timing.update({"setup_seconds": round(setup, 3), "configured_seconds": point.duration,
                        "analysis_seconds": round(time.monotonic() - t_analysis, 3)})
         write_json(staging / "point.json", _point_record(point, plan, timing, snapshot, timing["events"]))

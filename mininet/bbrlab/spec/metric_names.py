@@ -134,6 +134,13 @@ TRACE_METRICS: dict[str, tuple[str, str]] = {
     "schedule_late_p99_ms": ("ms", "99th percentile lateness of the updates written"),
     "schedule_late_max_ms": ("ms", "the latest update"),
 }
+# Written by trace_metrics.py for every point: whether its link kept to what was planned for it.
+SCHEDULE_METRICS: dict[str, tuple[str, str]] = {
+    "change_late_max_s": ("s", "how long after its planned time the latest rate change (link.changes) "
+                          "was in force"),
+    "off_schedule": ("bool", "the link did not keep its schedule: a rate change in force over 0.5 s late, "
+                     "or 1% or more of a trace's updates skipped (its numbers cannot be trusted)"),
+}
 # Written by fct.py for a point with short flows (flows.*.workload): for all its short flows
 # at the point's level, and for each class in its `groups` entry (`where: {group: N}`).
 FCT_BUCKETS = (("to100k", 100_000), ("to1m", 1_000_000), ("to3m", 3_000_000), ("over3m", float("inf")))
@@ -165,7 +172,7 @@ FCT_LISTS: dict[str, tuple[str, str]] = {
     "shortflow_programs": ("list", "per sending program: flows, completed, CPU seconds, lateness"),
 }
 # Everything a point's metrics.json may hold.
-ALL_METRICS = {**METRICS, **CLASS_LISTS, **TRACE_METRICS, **FCT_METRICS, **FCT_LISTS}
+ALL_METRICS = {**METRICS, **CLASS_LISTS, **TRACE_METRICS, **SCHEDULE_METRICS, **FCT_METRICS, **FCT_LISTS}
 
 # What a claim can bound (min/max) or divide by (relative_to): the numbers.
 CLAIMABLE = tuple(dict.fromkeys(name for name, (unit, _) in {**ALL_METRICS, **CLASS_METRICS}.items()
