@@ -21,7 +21,7 @@ from ..output import summary
 from ..verdicts import judge
 from ..errors import BbrlabError, ParseError, TestbedError
 from ..emulation.net import Testbed
-from ..store.results import FORMAT_VERSION, RunDir, write_atomic, write_json
+from ..store.results import FORMAT_VERSION, RunDir, point_fields, write_atomic, write_json
 from ..traffic.sampling import Samplers
 from ..emulation.schedule import LinkSchedule
 from ..traffic.shortflow_traffic import SENDER_LEAD, ShortFlows
@@ -73,12 +73,7 @@ class Progress:
 def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: list) -> dict:
     return {
         "format": FORMAT_VERSION,
-        "id": point.id,
-        "params": point.params,
-        "repetition": point.repetition,
-        "link": dataclasses.asdict(point.link),
-        "pacing": point.pacing,
-        "flows": [dataclasses.asdict(g) for g in point.flows],
+        **point_fields(point),
         "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
         "workloads": [dataclasses.asdict(w) for w in plan.workloads],
         "summary": plan.summary,

@@ -18,6 +18,7 @@ point in progress but never damage a finished one. Resuming a run skips finished
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -69,6 +70,14 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise BbrlabError(f"{path}: cannot read results file ({exc})") from None
+
+
+def point_fields(point: spec.Point) -> dict:
+    """What a point's record says was asked of it (id, params, repetition, link, pacing,
+    flows): a finished point's point.json and a failed point's stand-in for the verdicts."""
+    return {"id": point.id, "params": point.params, "repetition": point.repetition,
+            "link": dataclasses.asdict(point.link), "pacing": point.pacing,
+            "flows": [dataclasses.asdict(g) for g in point.flows]}
 
 
 class RunDir:

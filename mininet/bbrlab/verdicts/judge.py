@@ -8,7 +8,6 @@ draws what this decides.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -17,7 +16,7 @@ from . import claims
 from ..store import metadata
 from ..spec import experiment as spec
 from ..errors import BbrlabError, SpecError
-from ..store.results import RunDir, read_json
+from ..store.results import RunDir, point_fields, read_json
 from ..spec.experiment import Experiment
 
 FIDELITY = "fidelity"  # the experiment that measures the emulator alone
@@ -93,9 +92,8 @@ def failed_points(rundir: RunDir, exp: Experiment) -> list[dict]:
     done = rundir.finished_points()
     errors = {f["point"]: f["error"] for s in metadata.read_run(rundir).get("sessions", [])
               for f in s.get("failed", []) if f["point"] not in done}
-    return [json.loads(json.dumps({"id": p.id, "params": p.params, "link": dataclasses.asdict(p.link),
-                                   "flows": [dataclasses.asdict(g) for g in p.flows],
-                                   "metrics": {"loss": p.link.loss}, "error": errors[p.id]}, default=str))
+    return [json.loads(json.dumps({**point_fields(p), "metrics": {"loss": p.link.loss}, "error": errors[p.id]},
+                                  default=str))
             for p in exp.every_point if p.id in errors]
 
 
