@@ -38,6 +38,8 @@ export VAGRANT_BOX_UPDATE_CHECK_DISABLE=1
 export VAGRANT_DEFAULT_PROVIDER=libvirt
 export LIBVIRT_DEFAULT_URI=qemu:///system
 box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
+# shellcheck source=vm/hostload.sh
+source "$here/hostload.sh"
 
 host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
     qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
@@ -219,6 +221,11 @@ machine_state() { # running, shutoff, not_created, ...
 # is removed with its disk; a running one is removed only under CI=true, where the
 # machine belongs to the test run, and otherwise named with the commands to remove it.
 our_domain_uuid() { cat "$repo/.vagrant/machines/default/libvirt/id" 2>/dev/null || true; }
+qemu_pid() { # the VM's qemu process (it runs with -uuid, the domain's), or nothing
+    local uuid
+    uuid=$(our_domain_uuid)
+    [[ -z $uuid ]] || pgrep -f -- "-uuid $uuid" | head -n 1 || true
+}
 
 clear_stale_domains() {
     local dom uuid ours state
@@ -298,8 +305,15 @@ do_run() {
     local data_env
     data_env=$(share_data)
     script="cd /vagrant && BBRLAB_GIT_REV=${rev:-unknown} ${data_env}exec $inner"
-    # As root: everything the testbed does (netns, tc, sysctl) needs it.
+    # As root: everything the testbed does (netns, tc, sysctl) needs it. The host's own
+    # load meanwhile is measured beside it (hostload.sh): the guest cannot see it.
+    local pid before start
+    pid=$(qemu_pid)
+    before=$(hostload_sample "$pid")
+    start=$(now)
     step "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
+    hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$(hostload_sample "$pid")" \
+        "$start" "$(now)" "$*"
     return "$rc"
 }
 
