@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import (aqm_metrics, bbr_state, classes, fairness, fct, irtt, mathis, parsers, quic_flows, system_parsers,
+from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt, mathis, parsers, quic_flows, system_parsers,
                trace_metrics)
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
@@ -20,8 +20,6 @@ from ..traffic import irtt as irtt_probe
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
-CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
-CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
 # A backlogged bottleneck that sends below 85% of its rate is the emulator's limit, not the
 # CC's (measured on a 2-vCPU TCG guest: 0.87-0.99 at 10 Mbit/s, 0.75-0.77 at 100 Mbit/s).
 LINK_DELIVERY_MIN = 0.85
@@ -40,8 +38,7 @@ METRICS = (
     "idle_rtt_spread_ms", "delay_variation_ms", "variation_over_min_rtt", "reordering_events", "queue_p50_pkts",
     "queue_max_pkts", "bottleneck_drops", "link_busy", "link_delivery_by_rate", "link_delivery", "link_short",
     "link_peak_100ms_mbps", "link_peak_ratio", "link_gap_max_ms", "link_gap_p99_ms", "link_peak_beyond_pause",
-    "adapt_targets_mbps", "adapt_times_s", "adapt_time_max_s", "why_missing", "cpu_busy_mean", "cpu_busy_max",
-    "cpu_core_busy_max", "cpu_bound")
+    "adapt_targets_mbps", "adapt_times_s", "adapt_time_max_s", "why_missing")
 
 
 def held_share_visible(rtt: float, ss_interval: float) -> bool:
@@ -58,32 +55,6 @@ def held_share_visible(rtt: float, ss_interval: float) -> bool:
 
 def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
-
-
-def _cpu_series(text: str, t0: float) -> dict[str, list[tuple[float, float]]]:
-    """Busy fraction over time of every cpu line of /proc/stat ("cpu": all CPUs; "cpu0", ...)."""
-    snaps: dict[str, list] = {}
-    t = None
-    for line in text.splitlines():
-        if line.startswith("### "):
-            t = float(line[4:])
-        elif line.startswith("cpu") and t is not None:
-            name = line.split(maxsplit=1)[0]
-            snaps.setdefault(name, []).append((t, system_parsers.parse_proc_stat(line, name)))
-    series: dict[str, list[tuple[float, float]]] = {}
-    for name, points in snaps.items():
-        series[name] = []
-        for (ta, a), (tb, b) in zip(points, points[1:]):
-            try:
-                series[name].append(((ta + tb) / 2 - t0, system_parsers.cpu_busy_fraction(a, b)))
-            except ValueError:
-                continue
-    return series
-
-
-def _during(series: list[tuple[float, float]], end: float) -> list[float]:
-    """The values sampled while the flows ran (all of them if none was)."""
-    return [v for t, v in series if 0 <= t <= end] or [v for _, v in series]
 
 
 def _iperf3_pair(raw: Path, flow_id: str) -> tuple[parsers.Iperf3Result, parsers.Iperf3Result]:
@@ -254,7 +225,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
     trace_metrics.kept(events, out)
-    _cpu(raw, t0, end, series, out)
+    cpu_metrics.summarize(_read(raw / "cpu.txt"), t0, end, series, out)
     if not rtts_all and not flow_rows and not series.get("shortflows"):
         raise ParseError(f"{folder}: no samples at all")
     return series, out
@@ -440,21 +411,6 @@ def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) ->
     if never:  # what the verdict says instead of "missing"
         out["why_missing"] = {"adapt_time_max_s": f"the flows never held 85% of {never[0][1]:g} Mbit/s for 1 s "
                                                   f"after the change at {never[0][0]:g} s"}
-
-
-def _cpu(raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
-    """CPU: a saturated emulator silently produces wrong numbers."""
-    cpus = _cpu_series(_read(raw / "cpu.txt"), t0)
-    cpu = cpus.pop("cpu", [])
-    series["cpu"] = _round(cpu, 3)
-    busy = _during(cpu, end)
-    if busy:
-        out["cpu_busy_mean"] = round(sum(busy) / len(busy), 4)
-        out["cpu_busy_max"] = round(max(busy), 4)
-        per_core = [sum(v) / len(v) for v in (_during(c, end) for c in cpus.values()) if v]
-        out["cpu_core_busy_max"] = round(max(per_core), 4) if per_core else None
-        out["cpu_bound"] = (out["cpu_busy_mean"] > CPU_BOUND_BUSY
-                            or (out["cpu_core_busy_max"] or 0) > CORE_BOUND_BUSY)
 
 
 def reanalyze(rundir: RunDir, exp: Experiment) -> int:
