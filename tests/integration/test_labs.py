@@ -95,10 +95,12 @@ def untrusted(root: Path, command: str) -> str | None:
 
 def set_aside(run: RunDir) -> str | None:
     """RUN's points its verdict set aside, said: CPU-bound, short of the link's rate, off
-    the link's schedule or beyond the calibration's gate (what lab check refuses)."""
+    the link's schedule, held back by their senders or beyond the calibration's gate (what
+    lab check refuses)."""
     verdict = json.loads((run.path / "verdict.json").read_text())
     points = (verdict.get("cpu_bound_points") or verdict.get("link_short_points")
-              or verdict.get("off_schedule_points") or (verdict.get("fidelity_gate") or {}).get("points"))
+              or verdict.get("off_schedule_points") or verdict.get("sender_short_points")
+              or (verdict.get("fidelity_gate") or {}).get("points"))
     return f"{run.path.parent.name}: {', '.join(points)}" if points else None
 
 

@@ -366,6 +366,13 @@ def test_a_link_off_its_schedule_sets_its_points_aside_and_says_so():
                                            "late, or a trace's updates skipped): cc=bbr")
     records[0]["metrics"]["off_schedule"] = False
     assert claims.verdict(spec.load(FIGURE5).claims, records)["off_schedule_points"] == []
+    records[0]["metrics"]["sender_short"] = True  # a starved BBR flow: undecided, never "not reproduced"
+    records[0]["metrics"]["link_busy"] = 0.46
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "inconclusive" and v["sender_short_points"] == ["cc=bbr"] and v["fails"] == 0
+    assert v["why"] == ["senders held back: cc=bbr"]
+    assert claims.verdict_lines(v)[-1] == ("  warning: the flows left a plain link idle, held back by their sending "
+                                           "hosts (late pacing timers, CPU): cc=bbr")
 
 
 def test_why_names_three_checks_of_a_kind_and_counts_the_rest():

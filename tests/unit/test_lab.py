@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def fake_run(root: Path, file: Path, quick: bool = True, overrides=(), status: str = "complete",
              finished: int | None = None, cpu_bound=(), calibrated: bool = True, gate=None,
-             off_schedule=()) -> RunDir:
+             off_schedule=(), sender_short=()) -> RunDir:
     """A run of FILE as the runner leaves it: spec.yaml, run.json, points, verdict.json."""
     exp = spec.load(file, list(overrides), quick=quick)
     rundir = RunDir.create(root, exp.name)
@@ -30,6 +30,7 @@ def fake_run(root: Path, file: Path, quick: bool = True, overrides=(), status: s
         write_json(rundir.points_dir / point.id / "metrics.json", {"cpu_bound": False})
     write_json(rundir.path / "verdict.json", {"verdict": "reproduced", "cpu_bound_points": list(cpu_bound),
                                               "link_short_points": [], "off_schedule_points": list(off_schedule),
+                                              "sender_short_points": list(sender_short),
                                               "fidelity_gate": gate, "claims": []})
     return rundir
 
@@ -124,6 +125,10 @@ def test_a_missing_step_and_an_untrusted_emulator_are_rejected(tmp_path, lab1):
     fake_run(late, lab1.runs[0].file, off_schedule=["cc=bbr"])
     assert lab.check(lab1, [late])[0].problem.startswith(
         "the emulator did not keep up: the link did not keep its schedule at cc=bbr (close other")
+    held = tmp_path / "held"
+    fake_run(held, lab1.runs[0].file, sender_short=["cc=bbr"])
+    assert lab.check(lab1, [held])[0].problem.startswith(
+        "the emulator did not keep up: the sending hosts held the flows back at cc=bbr (close other")
     assert second.problem == "missing: no run of this experiment"
     assert second.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/buffers.yaml --quick)")
     assert third.line().endswith("(run: sudo ./bbrlab run labs/1-bufferbloat/aqm.yaml --quick)")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab import analysis as analysis_package
-from bbrlab.analysis import analyze, aqm_metrics, classes, cpu_metrics, fct, irtt, trace_metrics
+from bbrlab.analysis import analyze, aqm_metrics, classes, cpu_metrics, fct, irtt, senders, trace_metrics
 from bbrlab.analysis.system_parsers import QdiscSample
 from bbrlab.emulation import topo
 from bbrlab.spec import experiment as spec, traces
@@ -86,7 +86,8 @@ def analyzed(tmp_path: Path, name: str) -> dict:
 # ---------------------------------------------------------------- the table against the declarations
 
 def test_the_table_names_exactly_what_the_analysis_modules_declare():
-    assert sorted(WRITERS) == ["analyze", "aqm_metrics", "classes", "cpu_metrics", "fct", "irtt", "trace_metrics"]
+    assert sorted(WRITERS) == ["analyze", "aqm_metrics", "classes", "cpu_metrics", "fct", "irtt", "senders",
+                               "trace_metrics"]
     assert sorted(declared() - set(ALL_METRICS)) == []  # written without a unit and a meaning
     assert sorted(set(ALL_METRICS) - declared()) == []  # in the table, written by no module
 
@@ -102,7 +103,8 @@ def test_analyze_declares_exactly_the_keys_it_writes_itself(tmp_path, monkeypatc
     for module, name, nothing in ((classes, "per_class", {}), (fct, "summarize", {}), (fct, "programs", {}),
                                   (fct, "per_class", []), (aqm_metrics, "summarize", None),
                                   (irtt, "summarize", None), (trace_metrics, "summarize", ({}, [])),
-                                  (trace_metrics, "kept", None), (cpu_metrics, "summarize", None)):
+                                  (trace_metrics, "kept", None), (cpu_metrics, "summarize", None),
+                                  (senders, "summarize", None)):
         monkeypatch.setattr(module, name, lambda *args, nothing=nothing: nothing)
     written = set().union(*(analyzed(tmp_path / name.replace(" ", "-"), name) for name in POINTS))
     assert sorted(written - set(analyze.METRICS)) == []
@@ -162,9 +164,17 @@ def the_cpus() -> dict:
     return out
 
 
+def the_senders() -> dict:
+    (point,) = [p for p in spec.load(REPO / "experiments" / "step.yaml").points if p.params["cc"] == "bbr"]
+    out: dict = {"link_busy": 0.5}
+    senders.summarize(point, topo.build_plan(point), out)
+    return {k: v for k, v in out.items() if k != "link_busy"}
+
+
 @pytest.mark.parametrize(("module", "writes"), [(aqm_metrics, the_queue), (irtt, the_probe),
                                                 (trace_metrics, the_trace), (fct, the_short_flows),
-                                                (classes, the_classes), (cpu_metrics, the_cpus)],
+                                                (classes, the_classes), (cpu_metrics, the_cpus),
+                                                (senders, the_senders)],
                          ids=lambda x: getattr(x, "__name__", ""))
 def test_each_helper_writes_exactly_what_its_module_declares(module, writes):
     assert sorted(set(writes())) == sorted(set(module.METRICS))

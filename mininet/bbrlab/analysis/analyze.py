@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt, mathis, parsers, quic_flows, system_parsers,
-               trace_metrics)
+from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt, mathis, parsers, quic_flows, senders,
+               system_parsers, trace_metrics)
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
@@ -225,6 +225,7 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     _bottleneck(point, plan, raw, t0, end, series, out)
     _adaptation(point, per_flow_series, series, out)
     trace_metrics.kept(events, out)
+    senders.summarize(point, plan, out)
     cpu_metrics.summarize(_read(raw / "cpu.txt"), t0, end, series, out)
     if not rtts_all and not flow_rows and not series.get("shortflows"):
         raise ParseError(f"{folder}: no samples at all")

@@ -116,7 +116,7 @@ def figure(runs: list[RunDir], kind: str):
                               + ", ".join(names))
     verdict = {"verdict": "not evaluated", "why": ["several runs on one figure: each keeps its own verdict"],
                "claims": [], "cpu_bound_points": [], "link_short_points": [],
-               "off_schedule_points": []}
+               "off_schedule_points": [], "sender_short_points": []}
     with runs_named({cc: name for name, ccs in zip(names, together.ccs.values()) for cc in ccs.values()}):
         fig = plots.figure(exp, together, records, verdict, kind, params_text(runs, built))
     return fig, differ.line()

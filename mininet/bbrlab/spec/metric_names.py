@@ -81,6 +81,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "link_delivery_by_rate": ("list", "per configured rate: what the link sent while packets waited"),
     "link_delivery": ("fraction", "the lowest of link_delivery_by_rate"),
     "link_short": ("bool", "link_delivery below what a faithful emulator sends"),
+    "sender_short": ("bool", "bulk flows left a plain link (no loss, no variation, a FIFO of 1 BDP or more) "
+                     "under 85% busy: their sending hosts held them back, e.g. late pacing timers"),
     "link_peak_100ms_mbps": ("Mbit/s", "highest rate over any 100 ms (sampling.link_pcap)"),
     "link_peak_ratio": ("ratio", "link_peak_100ms_mbps / the rate then configured"),
     "link_gap_max_ms": ("ms", "longest pause between two frames leaving the bottleneck"),

@@ -108,7 +108,7 @@ def point_name(record: dict) -> str:
 STRADDLES = "interval straddles the bound"
 FAILED_POINT = "the point failed"
 CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
-OFF_SCHEDULE = "link off its schedule"
+OFF_SCHEDULE, SENDER_SHORT = "link off its schedule", "senders held back"
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
 RECALIBRATE = "measure again: sudo ./figure5.sh calibrate (inside the VM or on a testbed host: sudo bbrlab calibrate)"
@@ -287,7 +287,7 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
     gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check "
              f"({RECALIBRATE})" if gate else GATED)
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", OFF_SCHEDULE: OFF_SCHEDULE,
-              GATED: gated}
+              SENDER_SHORT: SENDER_SHORT, GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
         if names:
@@ -309,6 +309,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     marked = {CPU_BOUND: flagged(lambda r: r["metrics"].get("cpu_bound")),
               LINK_SHORT: flagged(lambda r: r["metrics"].get("link_short")),
               OFF_SCHEDULE: flagged(lambda r: r["metrics"].get("off_schedule")),
+              SENDER_SHORT: flagged(lambda r: r["metrics"].get("sender_short")),
               GATED: flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []}
     untrusted: dict[str, list[str]] = defaultdict(list)
     for reason, names in marked.items():
@@ -331,7 +332,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
         why = _why(results, marked, gate) if overall != "reproduced" else []
     return {"verdict": overall, "why": why,
             "claims": results, "cpu_bound_points": marked[CPU_BOUND], "link_short_points": marked[LINK_SHORT],
-            "off_schedule_points": marked[OFF_SCHEDULE],
+            "off_schedule_points": marked[OFF_SCHEDULE], "sender_short_points": marked[SENDER_SHORT],
             "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
 
 
@@ -383,4 +384,7 @@ def verdict_lines(v: dict, why: bool = True) -> list[str]:
     if v.get("off_schedule_points"):
         lines.append("  warning: the link did not keep its schedule (a rate change in force late, or a trace's "
                      f"updates skipped): {_some(v['off_schedule_points'])}")
+    if v.get("sender_short_points"):
+        lines.append("  warning: the flows left a plain link idle, held back by their sending hosts (late pacing "
+                     f"timers, CPU): {_some(v['sender_short_points'])}")
     return lines
