@@ -37,9 +37,12 @@ export VAGRANT_CHECKPOINT_DISABLE=1
 export VAGRANT_BOX_UPDATE_CHECK_DISABLE=1
 export VAGRANT_DEFAULT_PROVIDER=libvirt
 export LIBVIRT_DEFAULT_URI=qemu:///system
+export BBRLAB_CONSOLE_LOG=/var/log/libvirt/qemu/bbrlab-console.log # the guest's serial console
 box_dir=$VAGRANT_HOME/boxes/debian-VAGRANTSLASH-bookworm64/0/libvirt
 # shellcheck source=vm/hostload.sh
 source "$here/hostload.sh"
+# shellcheck source=vm/bootwatch.sh
+source "$here/bootwatch.sh"
 
 host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
     qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
@@ -262,7 +265,7 @@ do_up() {
         step "vagrant rsync" vagrant_q rsync >&2
     else
         clear_stale_domains
-        step "vagrant up" vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2 ||
+        step "vagrant up" bootwatch_up vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2 ||
             die "up: vagrant up failed (above)"
     fi
 }
