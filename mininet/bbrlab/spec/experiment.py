@@ -14,6 +14,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,6 @@ class Experiment:
     name: str
     title: str
     description: str
-    source: str  # the YAML text after overrides, archived with the results
     identity: str  # hash of what the points measure (see MEASURED_KEYS)
     raw: dict
     axes: dict  # label -> list of values
@@ -158,6 +158,13 @@ class Experiment:
     seed: int = 1
     notes: tuple[str, ...] = ()  # where this testbed's kernel or emulator differs from the paper
     repeat_max: int = 1  # repetitions a grid point may reach (repeat: auto); repeat when fixed
+
+    @cached_property
+    def source(self) -> str:
+        """The YAML text after overrides, archived with the results. Notes are commentary,
+        not parameters: editing them must not stop a run resuming. (Written when asked: a
+        listing builds each file several times and archives none.)"""
+        return yaml.safe_dump({k: v for k, v in self.raw.items() if k != "notes"}, sort_keys=False)
 
     @property
     def adaptive(self) -> bool:
@@ -223,8 +230,19 @@ def _sysctls(raw: Any) -> dict:
 
 
 def _axis_labels(raw: dict) -> list[str]:
-    """The labels the sweep axes of RAW get (as claims' `where` names them); no checks."""
-    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list)]
+    """The labels the sweep axes of RAW get (as claims' `where` names them); no checks. A
+    run's archived spec.yaml holds its file with the quick profile applied: an axis the
+    profile fixed (its value there is the profile's) is still one of the file's."""
+    profile = raw.get("quick") if isinstance(raw.get("quick"), dict) else {}
+    fixed = set()
+    for key, value in profile.items():
+        try:
+            path = resolve_key(raw, str(key))
+        except SpecError:
+            continue
+        if _get(raw, path) == value:
+            fixed.add(path)
+    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list) or p in fixed]
     return list(_labels(paths).values())
 
 
@@ -462,8 +480,6 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         name=name,
         title=_title(str(raw.get("title", name)), points),
         description=str(raw.get("description", "")).strip(),
-        # Notes are commentary, not parameters: editing them must not stop a run resuming.
-        source=yaml.safe_dump({k: v for k, v in raw.items() if k != "notes"}, sort_keys=False),
         identity=identity(raw, name),
         raw=raw,
         axes={**{labels[p]: v for p, v in axes.items()},
