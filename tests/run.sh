@@ -14,6 +14,8 @@
 #   integration  tests/integration inside the VM as root: the environment, then the
 #                experiments for real (short flows) with assertions on the paper's claims
 #   pull         the integration runs' results copied into results/ on the host
+#   figures      the integration runs the guest judged without drawing (--no-figure: half a
+#                minute a figure under TCG) drawn here from the pulled results, each must draw
 #   sweep        tests/sweep.sh: a small sweep split into two shards through ansible/sweep.yml
 #                (both on the test VM, one after the other), one shard killed and resumed,
 #                the merged run holding the shards' points and judged alike when replotted,
@@ -113,6 +115,17 @@ integration() {
         python3 -m pytest -v -p no:cacheprovider -rs --durations=40 "${pytest_k[@]}" tests/integration
 }
 
+figures() { # the pulled runs without a figure, drawn on this host from their results alone
+    local dir drawn=0
+    while IFS= read -r dir; do
+        compgen -G "$dir/*.png" >/dev/null && continue
+        PYTHONPATH="$repo/mininet" "$python" -m bbrlab -q plot "$dir" >/dev/null ||
+            { echo "tests/run.sh: bbrlab plot $dir failed (above)" >&2; return 1; }
+        drawn=$((drawn + 1))
+    done < <(find results/integration -name verdict.json -printf '%h\n' | sort)
+    echo "tests/run.sh: drew $drawn runs' figures from their pulled results" >&2
+}
+
 vm_up_wait() { # the background bring-up's end: its output, how long it took, its status
     local rc=0
     wait "$vm_pid" || rc=$?
@@ -145,6 +158,7 @@ if ((with_vm)); then
     timed integration integration || integration_rc=$?
     stage pull "$vm" pull # also after a failure: the evidence is in the results
     ((integration_rc == 0)) || fail integration "$integration_rc"
+    stage figures figures
     stage sweep bash tests/sweep.sh # two shards on the one VM, merged, replotted
     if [[ $BBRLAB_BBR3_KERNEL == 1 ]]; then
         # the same VM on the testbed's BBRv3 kernel: bbr, bbr3 and bbr_noagg side by side
@@ -155,6 +169,7 @@ if ((with_vm)); then
             python3 -m pytest -v -p no:cacheprovider -rs tests/integration/test_bbr3.py || bbr3_rc=$?
         stage pull "$vm" pull # also after a failure, as above
         ((bbr3_rc == 0)) || fail bbr3 "$bbr3_rc"
+        stage figures figures
     fi
 fi
 report

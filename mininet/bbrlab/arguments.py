@@ -12,6 +12,9 @@ from .spec.aqm import AQMS
 
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
               "every host; `bbrlab merge` combines the shards' runs")
+NO_FIGURE_HELP = ("judge the run and write its verdict, but draw no figure (nor those of a calibration it "
+                  "makes): drawing takes half a minute in a slow VM; `bbrlab plot RUN` draws it later, "
+                  "e.g. on the host after `vm/vm.sh pull`")
 
 
 def parser(results_default: Path) -> argparse.ArgumentParser:
@@ -53,6 +56,7 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 3 unless every evaluated claim holds")
     run.add_argument("--fresh", action="store_true", help="start a new run instead of resuming an unfinished one")
     run.add_argument("--no-shuffle", action="store_true", help="run points in spec order")
+    run.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
     run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
     run.add_argument("--action", help=argparse.SUPPRESS)  # a figure script's CC action: figure5.sh bbr
     run.set_defaults(handler="cmd_run")
@@ -104,6 +108,7 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     cal.add_argument("--aqm", choices=[a for a in AQMS if a != "fifo"],
                      help="calibrate the bottleneck with this AQM, as its runs build it (its own calibration, "
                      "which runs under that AQM are judged against; measured by itself on first use)")
+    cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
     cal.set_defaults(handler="cmd_calibrate")
     exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
                         "series in long format (numbers in SI units); or flent data files")

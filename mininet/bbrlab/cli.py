@@ -128,7 +128,7 @@ def cmd_run(args) -> int:
         calibration = _calibration(args, subset)
         rundir = runner.run_experiment(exp, root, resume=not args.fresh, shuffle=not args.no_shuffle,
                                        cli=sys.argv[1:], subset=subset if only else None,
-                                       calibration=calibration, shard=part)
+                                       calibration=calibration, shard=part, figure=not args.no_figure)
     except runner.Interrupted as exc:
         log.error(f"bbrlab: {exc}")
         return EXIT_INTERRUPT
@@ -325,7 +325,8 @@ def cmd_calibrate(args) -> int:
     _preflight(list(points))
     from .runs import calibrate
 
-    cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [], path=path)
+    cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [], path=path,
+                            figure=not args.no_figure)
     print("\n".join(calibrate.table(cal)))
     whatif = "  (a what-if: runs keep using this machine's calibration)" if args.set else ""
     print(f"calibration: {cal['file']}{whatif}")
@@ -350,9 +351,11 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
         path = aqm.calibration_path(p.link.aqm.kind, p.link.shaper)
         if path:
             by_path.setdefault(path, []).append(p)
-    summary = calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(points)))
+    figure = not getattr(args, "no_figure", False)
+    summary = calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(points), figure=figure))
     if by_path:
-        summary["paths"] = {path: calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(pts), path))
+        summary["paths"] = {path: calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(pts), path,
+                                                                             figure=figure))
                             for path, pts in sorted(by_path.items())}
     return summary
 

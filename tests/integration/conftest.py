@@ -22,12 +22,15 @@ def bbrlab(*args, results: Path, timeout: float = 900, **kwargs) -> subprocess.C
                           text=True, timeout=timeout, cwd=REPO, **kwargs)
 
 
-def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800):
+def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800, figure: bool = False):
     """A fresh run of NAME's quick profile under ROOT (EXTRA: more `run` arguments): its RunDir.
-    Exit 3 is accepted: a claim that did not hold is the tests' to assert, not the run's."""
+    Exit 3 is accepted: a claim that did not hold is the tests' to assert, not the run's.
+    FIGURE: drawn in the VM (half a minute a figure under TCG); else --no-figure, and the
+    host draws it after the pull (tests/run.sh's figures stage)."""
     from bbrlab.store.results import RunDir
 
-    proc = bbrlab("run", name, "--quick", "--fresh", *extra, results=root, timeout=timeout)
+    proc = bbrlab("run", name, "--quick", "--fresh", *extra, *(() if figure else ("--no-figure",)),
+                  results=root, timeout=timeout)
     print(proc.stdout, proc.stderr[-4000:])
     assert proc.returncode in (0, 3), proc.stderr[-4000:]
     return RunDir.latest(root, name)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
 @pytest.fixture(scope="module")
 def calibration():
-    proc = bbrlab("calibrate", "--quick", results=RESULTS / "calibrate", timeout=900)
+    proc = bbrlab("calibrate", "--quick", "--no-figure", results=RESULTS / "calibrate", timeout=900)
     print(proc.stdout, proc.stderr)
     assert proc.returncode == 0, proc.stderr
     path = Path(proc.stdout.strip().splitlines()[-1].split("calibration: ", 1)[1])

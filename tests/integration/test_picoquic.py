@@ -38,7 +38,7 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
     from conftest import RESULTS, bbrlab, by_point, fresh_quick, leftovers
 
     root = RESULTS / "quic"
-    rundir = fresh_quick("quic-jitter", root)
+    rundir = fresh_quick("quic-jitter", root, figure=True)
     points = by_point(rundir)
     assert set(points) == {f"rtt=1ms,delay_variation=2ms,cc={cc}" for cc in ("bbr", "cubic")}
     for name, rec in points.items():

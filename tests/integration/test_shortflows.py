@@ -26,8 +26,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def run(name: str) -> RunDir:
-    return fresh_quick(name, RESULTS / "shortflows", timeout=1200)
+def run(name: str, figure: bool = False) -> RunDir:
+    return fresh_quick(name, RESULTS / "shortflows", timeout=1200, figure=figure)
 
 
 def flow_records(folder: Path) -> list[dict]:

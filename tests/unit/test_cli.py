@@ -579,3 +579,16 @@ def test_the_whole_suite_names_and_skips_what_this_kernel_cannot_run(capsys, mon
             "6.1.0-50-amd64 does not offer: bbr3 (BBRv3) needs the testbed's 6.12 kernel") in err
     assert cli.main(["--results", str(tmp_path), "suite", "v3-shallow"]) == 130
     assert ran[1] == {"v3-shallow"}  # by name: the preflight's to refuse
+
+
+def test_a_run_finished_without_its_figure_is_judged_and_says_how_to_draw_it(capsys, tmp_path, step_run):
+    from bbrlab.output import summary
+
+    rundir = step_run(tmp_path / "results")
+    exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")
+    verdict = summary.finish(rundir, exp, figure=False)
+    out = capsys.readouterr().out
+    assert (rundir.path / "verdict.json").is_file() and not list(rundir.path.glob("*.png"))
+    assert f"figure: not drawn (--no-figure): bbrlab plot {rundir.path}" in out and "figure" not in verdict
+    code, out, _ = run_cli(capsys, "plot", str(rundir.path))
+    assert code == 0 and (rundir.path / "step.png").is_file()

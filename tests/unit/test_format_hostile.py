@@ -73,6 +73,8 @@ def read_back(key: str, plan, path: str, raw: dict):
     if key in ("rtt", "loss"):
         if any(isinstance(g, dict) and g.get(key) is not None for g in groups) or raw["link"].get("jitter"):
             return None
+        if key == "rtt" and raw["link"].get("delay_variation"):  # netem's delay then centres the variation
+            return None
         data = [i for link in plan.links for i in (link.end1, link.end2) if i.role == "delay-data"]
         ack = [i for link in plan.links for i in (link.end1, link.end2) if i.role == "delay-ack"]
         words = [[w for argv in intf.tc for w in argv] for intf in data[:1] + ack[:1]]

@@ -490,3 +490,15 @@ def test_where_bounds_read_the_delay_variation_in_its_unit_and_refuse_a_word_axi
     with pytest.raises(SpecError, match="where.shaper: min and max compare numbers, and shaper takes values like "
                                         "'netem': list the values instead"):
         claim_points.check(exp.claims, exp.points)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in FIGURE5.parent.glob("*.yaml") if "quick" in spec.load_raw(p)),
+                         ids=lambda p: p.stem)
+def test_a_quick_runs_archived_spec_reads_back_with_its_claims(path):
+    """A run keeps its file as the quick profile left it (spec.yaml): read back to judge or
+    draw it, the axes the profile fixed still name its claims' points (figure8-versions'
+    claims select pacing, which its quick profile fixes at fq)."""
+    ran = spec.load(path, quick=True)
+    again = spec.build(yaml.safe_load(ran.source), default_name=ran.name)
+    assert again.identity == ran.identity and again.source == ran.source
+    assert [c.id for c in again.claims] == [c.id for c in ran.claims]

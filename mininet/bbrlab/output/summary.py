@@ -41,20 +41,23 @@ def _metrics(merged: list[dict]) -> dict:
     return {"points": [{"params": r["params"], "metrics": r["metrics"]} for r in merged]}
 
 
-def _show(v: dict, figure: Path) -> dict:
-    v["figure"] = str(figure)
+def _show(v: dict, figure: Path | None, rundir: RunDir | None = None) -> dict:
     print("\n".join(claims.verdict_lines(v)))
+    if figure is None:
+        print(f"figure: not drawn (--no-figure): bbrlab plot {rundir.path}")
+        return v
+    v["figure"] = str(figure)
     print(f"figure: {figure}")
     return v
 
 
-def finish(rundir: RunDir, exp: Experiment, formats: tuple[str, ...] = ("png",)) -> dict:
+def finish(rundir: RunDir, exp: Experiment, formats: tuple[str, ...] = ("png",), figure: bool = True) -> dict:
     """The run's own summary, written once when its points are done: metrics.json,
-    verdict.json and the figure, from the results directory alone."""
+    verdict.json and (FIGURE) the figure, from the results directory alone."""
     records, merged, v = judge.judge(rundir, exp)
     write_json(rundir.path / "metrics.json", _metrics(merged))
     write_json(rundir.path / "verdict.json", v)
-    return _show(v, plots.draw(exp, rundir, records, v, formats=formats))
+    return _show(v, plots.draw(exp, rundir, records, v, formats=formats) if figure else None, rundir)
 
 
 def redraw(rundir: RunDir, exp: Experiment, formats: tuple[str, ...] = ("png",)) -> dict:

@@ -307,12 +307,13 @@ def _compact(record: dict) -> dict:
 
 
 def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: list[float] | None = None,
-            extend: dict | None = None, path: str | None = None) -> dict:
+            extend: dict | None = None, path: str | None = None, figure: bool = True) -> dict:
     """Measure this machine now and store the result; returns the calibration.
 
     RATES: only these of the fidelity experiment's rates (default: all). EXTEND: a stored
     calibration of this machine that the new rates join (its timer and points are kept).
-    PATH: the bottleneck design measured (aqm.calibration_path), the droptail one if None."""
+    PATH: the bottleneck design measured (aqm.calibration_path), the droptail one if None.
+    FIGURE: draw each fidelity run's figure."""
     from . import runner  # Mininet: only when measuring
 
     ident = machine()
@@ -326,10 +327,10 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     exp = spec.load(EXPERIMENT, (aqms.path_sets(path) if path else []) + chosen + list(overrides), quick=quick)
     log.info(f"calibrate: the bottleneck alone at {', '.join(f'{r / 1e6:g}' for r in sorted({p.link.rate for p in exp.points}))}"
              f" Mbit/s, {len(exp.points)} points ({sum(p.duration for p in exp.points):.0f} s of flows) ...")
-    rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"])
+    rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"], figure=figure)
     runs = [str(rundir.path)]
     points = [_compact(r) for r in rundir.point_records()] + (extend["points"] if extend else [])
-    points, attempts, more = _measure_failed_again(root, exp, points, quick, overrides, path)
+    points, attempts, more = _measure_failed_again(root, exp, points, quick, overrides, path, figure)
     runs += more
     env = envelope(points)
     for row in env["rates"]:  # what each rate's earlier attempts missed, beside its last
@@ -357,7 +358,7 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
 
 
 def _measure_failed_again(root: Path, exp, points: list[dict], quick: bool, overrides: list[str],
-                          path: str | None) -> tuple[list[dict], dict, list[str]]:
+                          path: str | None, figure: bool = True) -> tuple[list[dict], dict, list[str]]:
     """POINTS with each rate of EXP that missed a target measured again, up to ATTEMPTS in
     all; the earlier attempts ({rate in Mbit/s: [{missed, points}]}) and the runs made."""
     from . import runner
@@ -374,7 +375,7 @@ def _measure_failed_again(root: Path, exp, points: list[dict], quick: bool, over
                  f"({'; '.join(failed[0]['missed'])}); measuring again (attempt {attempt} of {ATTEMPTS}) ...")
         exp = spec.load(EXPERIMENT, (aqms.path_sets(path) if path else []) + [_rates_set(again)] + list(overrides),
                         quick=quick)
-        rundir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"])
+        rundir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"], figure=figure)
         runs.append(str(rundir.path))
         points, earlier = _replace_rates(points, [_compact(r) for r in rundir.point_records()], again)
         for row in failed:
@@ -397,13 +398,13 @@ def _replace_rates(points: list[dict], new: list[dict], rates: list[float]) -> t
     return [p for p in points if round(p["link"]["rate"]) not in again] + new, earlier
 
 
-def ensure(root: Path, top_bps: float | None = None, path: str | None = None) -> dict:
+def ensure(root: Path, top_bps: float | None = None, path: str | None = None, figure: bool = True) -> dict:
     """This machine's calibration (of PATH's bottleneck design, aqm.calibration_path; the
     droptail one if None) for a run whose highest rate is TOP_BPS: the stored one
     when it covers that rate, else a measurement of the rates it lacks (only those: the
     first run measures up to what it needs, a later run at a higher rate adds the rest).
     The fidelity runs go to ROOT. A calibration that failed below TOP_BPS is not extended:
-    its gate stands whatever higher rates would show."""
+    its gate stands whatever higher rates would show. FIGURE: draw the fidelity runs' figures."""
     rates = fidelity_rates()
     needed = rates_needed(top_bps, rates)
     cal = load(path=path)
@@ -414,13 +415,13 @@ def ensure(root: Path, top_bps: float | None = None, path: str | None = None) ->
             return cal
         log.info(f"bbrlab: this machine's {what} stops at {max(_measured(cal)) / 1e6:g} Mbit/s; measuring "
                  f"{', '.join(f'{r / 1e6:g}' for r in missing)} Mbit/s too (about {_minutes(missing)} min, once)")
-        cal = measure(root, rates=missing, extend=cal, path=path)
+        cal = measure(root, rates=missing, extend=cal, path=path, figure=figure)
     else:
         log.info(f"bbrlab: this machine has no {what} yet; measuring it first at "
                  f"{', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, once per "
                  "machine; a run at a higher rate adds that rate; `sudo ./figure5.sh calibrate` or `sudo bbrlab calibrate` "
                  "measures all again)")
-        cal = measure(root, rates=needed if needed != rates else None, path=path)
+        cal = measure(root, rates=needed if needed != rates else None, path=path, figure=figure)
     log.info("\n".join(table(cal)))
     return cal
 

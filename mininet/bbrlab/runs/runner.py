@@ -254,14 +254,15 @@ def _still_undecided(exp: Experiment, rundir: RunDir) -> list[Point]:
 
 def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
                    cli: list[str] | None = None, subset: list[Point] | None = None,
-                   calibration: dict | None = None, shard: dict | None = None) -> RunDir:
+                   calibration: dict | None = None, shard: dict | None = None, figure: bool = True) -> RunDir:
     """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory;
     then, for `repeat: auto`, more repetitions where a claim is undecided.
 
     CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
     the points beyond it are judged inconclusive. SHARD (shard.record): this host's part
     of the grid, recorded in run.json: only its points are planned, only a run of the same
-    part is resumed, and `repeat: auto` is left to the merged run (shard.py)."""
+    part is resumed, and `repeat: auto` is left to the merged run (shard.py). FIGURE: draw
+    the run's figure when it ends (`bbrlab plot` draws it later otherwise)."""
     wanted = {p.id for p in subset} if subset is not None else None
     planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
     if shard is not None:
@@ -322,5 +323,5 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
         if meta["status"] == "running":
             meta["status"] = "complete" if planned <= rundir.finished_points() and not undecided else "incomplete"
         write_json(rundir.path / "run.json", meta)
-    summary.finish(rundir, exp)
+    summary.finish(rundir, exp, figure=figure)
     return rundir
