@@ -51,7 +51,7 @@ def judged(rundir: RunDir) -> dict:
 
 
 def test_cdn_mix_quick_completes_its_flows_and_judges_its_claims():
-    rundir = run("cdn-mix")
+    rundir = run("cdn-mix", figure=True)
     records = rundir.point_records()
     assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
     for rec in records:
