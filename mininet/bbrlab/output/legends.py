@@ -14,15 +14,6 @@ SPOTS = ((1, 1), (0, 1), (0, 0), (1, 0), (1, 0.5), (0, 0.5), (0.5, 1), (0.5, 0))
 BESIDE_INCHES = 0.1  # between the axes (their tick labels included) and a legend beside them
 
 
-def _layout(fig) -> None:
-    """FIG's layout worked out (every artist's place and extent), nothing rasterized: where
-    a full draw took 5-12 s a figure in the testbed's guest, the savefig after it draws once."""
-    if hasattr(fig, "draw_without_rendering"):  # matplotlib >= 3.6
-        fig.draw_without_rendering()
-    else:
-        fig.canvas.draw()
-
-
 def _panel(ax) -> list:
     """AX and the axes drawn over it (twinx): what a legend on AX must not cover."""
     return [other for other in ax.figure.axes if other is ax or other.get_position().bounds == ax.get_position().bounds]
@@ -123,7 +114,7 @@ def _beside(fig, ax, legend) -> None:
     box = legend.get_window_extent()
     _place(ax, legend, (right - frame.x0) / frame.width + BESIDE_INCHES * fig.dpi / frame.width,
            1 - box.height / frame.height)
-    _layout(fig)
+    fig.canvas.draw()
     beyond = legend.get_window_extent().x1 + BESIDE_INCHES * fig.dpi - fig.bbox.width
     if beyond > 0:
         old = fig.get_figwidth()
@@ -138,7 +129,7 @@ def _headroom(fig, ax, legend) -> None:
     log axis) until no data runs under it."""
     box = legend.get_window_extent().transformed(ax.transAxes.inverted())
     _place(ax, legend, box.x0, 1 - box.height - 0.02)
-    _layout(fig)
+    fig.canvas.draw()
     for _ in range(8):
         if not legend_overlaps(ax):
             break
@@ -149,12 +140,12 @@ def _headroom(fig, ax, legend) -> None:
             ax.set_ylim(bottom, bottom * (top / bottom) ** (1 / share))
         else:
             ax.set_ylim(bottom, bottom + (top - bottom) / share)
-        _layout(fig)
+        fig.canvas.draw()
 
 
 def clear_legends(fig) -> None:
     """Move every legend inside its axes that covers data (see the module's docstring)."""
-    _layout(fig)
+    fig.canvas.draw()
     for ax in fig.axes:
         legend = ax.get_legend()
         if legend is None or not _inside(ax, legend) or not legend_overlaps(ax):
@@ -166,7 +157,7 @@ def clear_legends(fig) -> None:
             _beside(fig, ax, legend)
         elif ax.get_yscale() in ("linear", "log"):
             _headroom(fig, ax, legend)
-        _layout(fig)
+        fig.canvas.draw()
 
 
 def right_of_axes(fig, legend, most: float) -> float:
