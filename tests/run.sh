@@ -14,8 +14,10 @@
 #   integration  tests/integration inside the VM as root: the environment, then the
 #                experiments for real (short flows) with assertions on the paper's claims
 #   pull         the integration runs' results copied into results/ on the host
-#   figures      the integration runs the guest judged without drawing (--no-figure: half a
-#                minute a figure under TCG) drawn here from the pulled results, each must draw
+#   figures      tests/pulled on this host: the integration runs the guest judged without
+#                drawing (--no-figure: half a minute a figure under TCG) drawn from the pulled
+#                results, each must draw, and the figures the tests are about looked at
+#                (with the BBRv3 kernel: beside the reboot into it, which measures nothing)
 #   sweep        tests/sweep.sh: a small sweep split into two shards through ansible/sweep.yml
 #                (both on the test VM, one after the other), one shard killed and resumed,
 #                the merged run holding the shards' points and judged alike when replotted,
@@ -77,8 +79,10 @@ report() {
     echo "  total        $(($(date +%s) - suite_t0))s" >&2
 }
 
-vm_started=0 vm_pid="" vm_log=""
+vm_started=0 vm_pid="" vm_log="" figures_pid="" figures_log="" figures_t0=0
 cleanup() {
+    [[ -z $figures_pid ]] || kill "$figures_pid" 2>/dev/null || true
+    [[ -z $figures_log ]] || rm -f "$figures_log"
     if [[ -n $vm_pid ]] && kill -0 "$vm_pid" 2>/dev/null; then # a bring-up still under way
         kill -- "-$vm_pid" 2>/dev/null || true
         wait "$vm_pid" 2>/dev/null || true
@@ -115,15 +119,24 @@ integration() {
         python3 -m pytest -v -p no:cacheprovider -rs --durations=40 "${pytest_k[@]}" tests/integration
 }
 
-figures() { # the pulled runs without a figure, drawn on this host from their results alone
-    local dir drawn=0
-    while IFS= read -r dir; do
-        compgen -G "$dir/*.png" >/dev/null && continue
-        PYTHONPATH="$repo/mininet" "$python" -m bbrlab -q plot "$dir" >/dev/null ||
-            { echo "tests/run.sh: bbrlab plot $dir failed (above)" >&2; return 1; }
-        drawn=$((drawn + 1))
-    done < <(find results/integration -name verdict.json -printf '%h\n' | sort)
-    echo "tests/run.sh: drew $drawn runs' figures from their pulled results" >&2
+figures() { # the pulled runs' figures, drawn and looked at on this host (tests/pulled)
+    BBRLAB_PULLED="$repo/results/integration" pytest_here tests/pulled
+}
+
+figures_start() { # the figures stage in the background, beside a stage that measures nothing
+    figures_log=$(mktemp)
+    figures_t0=$(date +%s)
+    figures >"$figures_log" 2>&1 &
+    figures_pid=$!
+}
+figures_wait() { # its end: its output and its status
+    local rc=0
+    wait "$figures_pid" || rc=$?
+    figures_pid=""
+    cat "$figures_log" >&2
+    rm -f "$figures_log"
+    echo "tests/run.sh: the figures took $(($(date +%s) - figures_t0))s beside the reboot" >&2
+    return "$rc"
 }
 
 vm_up_wait() { # the background bring-up's end: its output, how long it took, its status
@@ -158,17 +171,21 @@ if ((with_vm)); then
     timed integration integration || integration_rc=$?
     stage pull "$vm" pull # also after a failure: the evidence is in the results
     ((integration_rc == 0)) || fail integration "$integration_rc"
-    stage figures figures
     stage sweep bash tests/sweep.sh # two shards on the one VM, merged, replotted
     if [[ $BBRLAB_BBR3_KERNEL == 1 ]]; then
-        # the same VM on the testbed's BBRv3 kernel: bbr, bbr3 and bbr_noagg side by side
+        # the same VM on the testbed's BBRv3 kernel: bbr, bbr3 and bbr_noagg side by side;
+        # this host draws the pulled runs' figures while the guest reboots (nothing measured)
+        figures_start
         stage "kernel bbr3" "$vm" kernel bbr3 # a reboot, no provisioning
+        stage figures figures_wait
         stage idempotence "$vm" provision-check
         bbr3_rc=0
         timed "bbr3" "$vm" run env BBRLAB_TEST_RESULTS=/vagrant/results/integration BBRLAB_EXPECT_BBR3=1 \
             python3 -m pytest -v -p no:cacheprovider -rs tests/integration/test_bbr3.py || bbr3_rc=$?
         stage pull "$vm" pull # also after a failure, as above
         ((bbr3_rc == 0)) || fail bbr3 "$bbr3_rc"
+        stage figures figures
+    else
         stage figures figures
     fi
 fi

@@ -26,8 +26,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def run(name: str, figure: bool = False) -> RunDir:
-    return fresh_quick(name, RESULTS / "shortflows", timeout=1200, figure=figure)
+def run(name: str) -> RunDir:
+    """NAME's quick run, judged in the VM; its figure is drawn on the host from the pulled
+    results (tests/pulled/test_figures.py)."""
+    return fresh_quick(name, RESULTS / "shortflows", timeout=1200)
 
 
 def flow_records(folder: Path) -> list[dict]:
@@ -51,7 +53,7 @@ def judged(rundir: RunDir) -> dict:
 
 
 def test_cdn_mix_quick_completes_its_flows_and_judges_its_claims():
-    rundir = run("cdn-mix", figure=True)
+    rundir = run("cdn-mix")
     records = rundir.point_records()
     assert sorted(r["params"]["cc"] for r in records) == ["bbr", "cubic"]
     for rec in records:
@@ -75,7 +77,6 @@ def test_cdn_mix_quick_completes_its_flows_and_judges_its_claims():
                           if k in m})
     verdict = judged(rundir)
     assert all(c["status"] != "not evaluated" for c in verdict["claims"]), verdict["claims"]
-    assert (rundir.path / "cdn-mix.png").stat().st_size > 10_000
 
 
 def test_startup_lte_quick_downloads_through_the_trace():
