@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RESULTS, fresh_quick
+from conftest import RESULTS, fresh_quick, only_with_all
 
 from bbrlab.analysis import fct, parsers
 from bbrlab.spec import experiment as spec
@@ -98,7 +98,10 @@ def test_startup_lte_quick_downloads_through_the_trace():
 
 def test_cdn_mix_under_fq_codel_completes_its_flows_and_serves_the_short_ones_sooner():
     """cdn-mix-aqm's quick point: cdn-mix's quick workload with BBR servers under fq_codel,
-    beside cdn-mix's own quick BBR point (the same flows through a FIFO, measured above)."""
+    beside cdn-mix's own quick BBR point (the same flows through a FIFO, measured above).
+    Left out of CI (3.9 min, 2.5 of them calibrating fq_codel's design at 50 Mbit/s, missed on
+    both attempts in both CI runs measured): the AQM path is test_aqm's, the workload cdn-mix's."""
+    only_with_all("cdn-mix-aqm: 3.9 min, most of it a calibration at 50 Mbit/s; AQMs are test_aqm's")
     rundir = run("cdn-mix-aqm")
     (rec,) = rundir.point_records()
     m = rec["metrics"]
