@@ -81,7 +81,10 @@ report() {
 
 vm_started=0 vm_pid="" vm_log="" figures_pid="" figures_log="" figures_t0=0
 cleanup() {
-    [[ -z $figures_pid ]] || kill "$figures_pid" 2>/dev/null || true
+    if [[ -n $figures_pid ]]; then # the figures stage still drawing: it and its pytest
+        pkill -P "$figures_pid" 2>/dev/null || true
+        kill "$figures_pid" 2>/dev/null || true
+    fi
     [[ -z $figures_log ]] || rm -f "$figures_log"
     if [[ -n $vm_pid ]] && kill -0 "$vm_pid" 2>/dev/null; then # a bring-up still under way
         kill -- "-$vm_pid" 2>/dev/null || true
