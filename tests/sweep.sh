@@ -51,9 +51,9 @@ in_vm() { # in_vm SHELL-COMMAND: run it as root in the VM (through the same inve
     ansible -i "$work/inventory" vm-shard1 -b -m ansible.builtin.shell -a "$1" -o
 }
 
-# Every poll is an async_status module run in the guest: 5-15 s of its CPU under TCG. At 3 s
-# the polls kept the guest busy beside the shard's flows (12.6 min for 32 s of flows, every
-# claim inconclusive); at 10 s a shard's end is seen at most 10 s late.
+# Every poll is an async_status module run in the guest: 5-15 s of its CPU under TCG, beside
+# the shard's flows. At 10 s instead of 3 a shard's end is seen at most 10 s late; the sweep
+# took 10.4 minutes either way (the polls' share was not measured apart).
 sweep() { # sweep LOG [ARG...]: the playbook with the CI sweep's variables; its exit status
     local log=$1; shift
     ansible-playbook -i "$work/inventory" ansible/sweep.yml "$@" \

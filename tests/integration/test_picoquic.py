@@ -35,7 +35,7 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
     through the emulated path; the server's qlog gives its goodput over time (adding up to
     its bytes), RTT samples, and for picoquic's bbr its BBRv3 states from STARTUP on; CPU
     is measured per connection; no picoquicdemo outlives the run (its figures, drawn on the
-host from the pulled results: tests/pulled/test_figures.py)."""
+    host from the pulled results: tests/pulled/test_figures.py)."""
     from conftest import RESULTS, by_point, fresh_quick, leftovers
 
     root = RESULTS / "quic"

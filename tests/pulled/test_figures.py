@@ -35,7 +35,7 @@ def runs() -> list[Path]:
 
 
 def newest(*parts: str) -> RunDir:
-    found = RunDir.newest(PULLED.joinpath(*parts[:-1]), parts[-1]) if PULLED.is_dir() else None
+    found = RunDir.newest(PULLED.joinpath(*parts[:-1]), parts[-1])
     if found is None:
         pytest.skip(f"no pulled run of {parts[-1]} under {PULLED.joinpath(*parts[:-1])}")
     return found
@@ -44,14 +44,14 @@ def newest(*parts: str) -> RunDir:
 @pytest.fixture(scope="module")
 def drawn() -> list[Path]:
     """The pulled runs without a figure, each drawn here: the ones drawn."""
-    done = []
-    for run in runs():
+    done, every = [], runs()
+    for run in every:
         if any(run.glob("*.png")):
             continue
         proc = bbrlab("-q", "plot", str(run))
         assert proc.returncode == 0, (run, proc.stderr[-3000:])
         done.append(run)
-    print(f"drew {len(done)} of {len(runs())} runs' figures from their pulled results")
+    print(f"drew {len(done)} of {len(every)} runs' figures from their pulled results")
     return done
 
 
