@@ -84,7 +84,7 @@ def test_v3_retransmits_less_than_v1_in_a_shallow_buffer(lab5):
     assert any(f.get("bbr_inflight_hi_pkts") for f in v3_flows)
     v1_flows = rundir.series(points["cc=bbr"]["id"])["flows"].values()
     assert all(f.get("bbr_version") == 1 for f in v1_flows)  # bbr stays v1 on the BBRv3 kernel
-    assert (rundir.path / "lab5-shallow.png").stat().st_size > 10_000  # its plot kind: bbr_state
+    # (its figure, plot kind bbr_state, is drawn on the host from the pulled run: tests/pulled)
 
 
 def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():

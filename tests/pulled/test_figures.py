@@ -61,7 +61,8 @@ def test_every_pulled_run_draws_its_figure_from_its_results_alone(drawn):
         assert pngs and all(p.stat().st_size > 10_000 for p in pngs), (run, pngs)
 
 
-@pytest.mark.parametrize("where", [("shortflows", "cdn-mix"), ("shortflows", "cdn-mix-aqm"), ("quic", "quic-jitter")])
+@pytest.mark.parametrize("where", [("shortflows", "cdn-mix"), ("shortflows", "cdn-mix-aqm"), ("quic", "quic-jitter"),
+                                   ("labs", "bbrv3", "lab5-shallow")])
 def test_the_short_flow_and_quic_runs_have_their_figures(drawn, where):
     run = newest(*where)
     assert (run.path / f"{where[-1]}.png").stat().st_size > 10_000
