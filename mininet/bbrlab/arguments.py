@@ -40,6 +40,15 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     def command(name: str, **kwargs) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[results], **kwargs)
 
+    _running(command)
+    _judging(command)
+    _stored(command, results)
+    _project(command)
+    return p
+
+
+def _running(command) -> None:
+    """The commands that run experiments: list, run, suite, merge, calibrate, shell."""
     listing = command("list", help="list the experiments, their sizes and wall time (a range for repeat: auto)")
     listing.add_argument("--quick", action="store_true", help="each experiment's short profile")
     listing.set_defaults(handler="cmd_list")
@@ -60,6 +69,44 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     run.add_argument("--shard", metavar="K/N", help=SHARD_HELP)
     run.add_argument("--action", help=argparse.SUPPRESS)  # a figure script's CC action: figure5.sh bbr
     run.set_defaults(handler="cmd_run")
+    suite = command("suite", help="run every experiment (resumable), then write the report")
+    suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
+    suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
+    suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
+    suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
+    suite.add_argument("--shard", metavar="K/N", help=SHARD_HELP + " (of the whole suite's grid)")
+    suite.add_argument("--dry-run", action="store_true", help="print each experiment's points and wall time; run "
+                       "nothing (no VM, no root)")
+    suite.set_defaults(handler="cmd_suite")
+    merging = command("merge", help="combine shards' runs (--shard K/N) into one run: judged, plotted "
+                      "and reported like a run of the whole grid")
+    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shards' run directories, or results "
+                         "roots holding them (each root: the newest shard runs of each experiment)")
+    merging.add_argument("--into", help="results root of the merged runs (default: --results)")
+    merging.add_argument("--partial", action="store_true", help="exit 0 when a merged run is incomplete "
+                         "(a shard missing, or repeat: auto undecided); without it, exit 1")
+    merging.set_defaults(handler="cmd_merge")
+    cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
+                  "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
+    cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
+    cal.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
+    cal.add_argument("--aqm", choices=[a for a in AQMS if a != "fifo"],
+                     help="calibrate the bottleneck with this AQM, as its runs build it (its own calibration, "
+                     "which runs under that AQM are judged against; measured by itself on first use)")
+    cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
+    cal.set_defaults(handler="cmd_calibrate")
+    shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "
+                       "(ping, iperf3, ss across the bottleneck); exit removes it all")
+    shelling.add_argument("experiment", help="name in experiments/ or path to a YAML file")
+    shelling.add_argument("--only", action="append", metavar="AXIS=VALUE", help="choose the point (repeatable)")
+    shelling.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter (repeatable)")
+    shelling.add_argument("--quick", action="store_true", help="the experiment's short profile")
+    shelling.set_defaults(handler="cmd_shell")
+
+
+def _judging(command) -> None:
+    """The commands that judge and draw finished runs: plot, report."""
     plot = command("plot", help="redraw figure and verdict from a results directory; with several and --kind, "
                    "draw them together")
     plot.add_argument("dir", nargs="*", help="results directory (default: latest of EXPERIMENT); several with "
@@ -78,38 +125,16 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
                       help="first derive every point's series and metrics again from its raw files "
                       "(an analysis fixed after the run reaches its numbers without measuring again)")
     plot.set_defaults(handler="cmd_plot")
-    suite = command("suite", help="run every experiment (resumable), then write the report")
-    suite.add_argument("experiments", nargs="*", help="only these experiments (default: all, shortest first)")
-    suite.add_argument("--quick", action="store_true", help="every experiment's short profile")
-    suite.add_argument("--strict", action="store_true", help="exit 3 unless every experiment reproduced")
-    suite.add_argument("--fresh", action="store_true", help="new runs instead of resuming unfinished ones")
-    suite.add_argument("--shard", metavar="K/N", help=SHARD_HELP + " (of the whole suite's grid)")
-    suite.add_argument("--dry-run", action="store_true", help="print each experiment's points and wall time; run "
-                       "nothing (no VM, no root)")
-    suite.set_defaults(handler="cmd_suite")
-    merging = command("merge", help="combine shards' runs (--shard K/N) into one run: judged, plotted "
-                      "and reported like a run of the whole grid")
-    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shards' run directories, or results "
-                         "roots holding them (each root: the newest shard runs of each experiment)")
-    merging.add_argument("--into", help="results root of the merged runs (default: --results)")
-    merging.add_argument("--partial", action="store_true", help="exit 0 when a merged run is incomplete "
-                         "(a shard missing, or repeat: auto undecided); without it, exit 1")
-    merging.set_defaults(handler="cmd_merge")
     rep = command("report", help="write the one-page report from the latest run of each experiment")
     rep.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="only these experiments: names in "
                      "experiments/ or YAML files (default: every experiment in experiments/)")
     rep.add_argument("--out", help="report file (default: RESULTS/report.md)")
     rep.set_defaults(handler="cmd_report")
-    cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
-                  "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
-    cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
-    cal.add_argument("--set", action="append", metavar="KEY=VALUE",
-                     help="a what-if, e.g. shaper=htb, burst=64KB: stored beside, never used to judge runs")
-    cal.add_argument("--aqm", choices=[a for a in AQMS if a != "fifo"],
-                     help="calibrate the bottleneck with this AQM, as its runs build it (its own calibration, "
-                     "which runs under that AQM are judged against; measured by itself on first use)")
-    cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
-    cal.set_defaults(handler="cmd_calibrate")
+
+
+def _stored(command, results: argparse.ArgumentParser) -> None:
+    """The commands on stored runs: export, compare, pack, unpack, lab (its own subcommands take
+    RESULTS, the --results parent)."""
     exporting = command("export", help="tidy CSV tables of runs: one row per point and per flow, time "
                         "series in long format (numbers in SI units); or flent data files")
     exporting.add_argument("runs", nargs="+", metavar="RUN", help="results directories (results/NAME/STAMP)")
@@ -127,13 +152,6 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     comparing.add_argument("--out", help="the overlay figure: .png, .svg or .pdf (default: beside run A, "
                            "results/NAME/compare-A-vs-B.png)")
     comparing.set_defaults(handler="cmd_compare")
-    shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "
-                       "(ping, iperf3, ss across the bottleneck); exit removes it all")
-    shelling.add_argument("experiment", help="name in experiments/ or path to a YAML file")
-    shelling.add_argument("--only", action="append", metavar="AXIS=VALUE", help="choose the point (repeatable)")
-    shelling.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter (repeatable)")
-    shelling.add_argument("--quick", action="store_true", help="the experiment's short profile")
-    shelling.set_defaults(handler="cmd_shell")
     packing = command("pack", help="a run as one file (spec, points with raw output, verdict, figures): "
                       "plot, report, export, compare and unpack take it elsewhere")
     packing.add_argument("run", help="the run directory (results/NAME/STAMP)")
@@ -152,6 +170,11 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     checking.add_argument("runs", nargs="+", metavar="RUN", help="run directories (results/NAME/STAMP) or "
                           "results roots (the newest run of each of the lab's experiments)")
     checking.set_defaults(handler="cmd_lab_check")
+
+
+def _project(command) -> None:
+    """The commands on the project and the machine: format-doc, results-doc, preflight, clean,
+    fetch-data."""
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(handler="cmd_format_doc")
     results_doc = command("results-doc", help="write the measured numbers and the suite's sizes into README.md, "
@@ -169,4 +192,3 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
                           help="base URL laid out as BASE/OWNER/REPO/COMMIT/PATH, e.g. a mirror or file:///DIR "
                           "(default: $BBRLAB_DATA_URL, else https://raw.githubusercontent.com)")
     fetching.set_defaults(handler="cmd_fetch_data")
-    return p

@@ -1,5 +1,6 @@
-"""bbrlab's command line: list, run, plot, suite, merge, report, calibrate, export, compare,
-lab, format-doc, results-doc, preflight, clean, fetch-data.
+"""bbrlab's command line: list, run, plot, suite, merge, report, calibrate, shell, results-doc,
+preflight, clean; the commands on stored runs and the project's files (export, compare, pack,
+unpack, lab, format-doc, fetch-data) are in cli_files.py.
 
 Every error the user can act on is one line (or one short list) on stderr and a non-zero
 exit status, never a traceback.
@@ -12,9 +13,9 @@ import time
 from pathlib import Path
 
 from . import log
-from . import arguments
+from . import arguments, cli_files
 from .spec import experiment as spec
-from .errors import BbrlabError, SpecError, did_you_mean
+from .errors import EXIT_CLAIM, EXIT_ERROR, EXIT_INTERRUPT, EXIT_REJECTED, BbrlabError, SpecError, did_you_mean
 from .store.metadata import REPO
 from .spec.root import require
 from .spec import claim_points
@@ -25,7 +26,6 @@ from .store.pack import is_archive, open_run
 from .output.style import formats
 
 EXPERIMENTS = REPO / "experiments"
-EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
 
 
 def experiment_path(name: str) -> Path:
@@ -102,7 +102,8 @@ def cmd_run(args) -> int:
             print(f"results: {done.path}")
             return 0
     if args.dry_run:
-        from .emulation.topo import build_plan, describe
+        from .emulation.plan_text import describe
+        from .emulation.topo import build_plan
 
         by = " and ".join(([f"the action {args.action}"] if args.action else []) + (["--only"] if args.only else []))
         chosen = f" ({len(subset)} chosen by {by})" if only else ""
@@ -257,11 +258,11 @@ def cmd_plot(args) -> int:
     ran, today = _judging_specs(rundir)
     reasons = []
     if args.reanalyze:
-        from .analysis import analyze as analysis
+        from .analysis.reanalysis import reanalyze
         from .store import metadata
         from .store.results import write_json
 
-        count = analysis.reanalyze(rundir, ran)
+        count = reanalyze(rundir, ran)
         meta = metadata.read_run(rundir)
         meta.setdefault("reanalyzed", []).append({"at": time.time(), "git": metadata.git_revision(),
                                                   "points": count})
@@ -360,31 +361,6 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     return summary
 
 
-def cmd_export(args) -> int:
-    from .output import export, flent
-
-    writers = {"csv": export.export, "flent": flent.export}
-    if args.format not in writers:
-        raise SpecError(f"--format {args.format}: only csv is written (tables), or flent (a data file per point)")
-    runs = [open_run(Path(d), Path(args.results)) for d in args.runs]
-    for path in writers[args.format](runs, Path(args.out)):  # each refuses an --out that is a file
-        print(path)
-    return 0
-
-
-def cmd_compare(args) -> int:
-    from .output import compare, plots
-
-    a, b = open_run(Path(args.a), Path(args.results)), open_run(Path(args.b), Path(args.results))
-    figure = compare.figure_path(a, b, args.out)
-    metrics = compare.check_metrics(args.metric or list(compare.DEFAULT_METRICS))
-    print("\n".join(compare.table(a, b, metrics)))
-    pairs = compare.matched(a, b)[0]
-    if pairs:
-        print(f"figure: {plots.overlay(a, b, pairs, figure)}")
-    return 0
-
-
 def cmd_shell(args) -> int:
     from .runs import shell
 
@@ -392,46 +368,6 @@ def cmd_shell(args) -> int:
     point = shell.the_point(exp, select(exp, parse_only(args.only)) if args.only else list(exp.points))
     _preflight([point])
     shell.run(point)
-    return 0
-
-
-def cmd_pack(args) -> int:
-    from .store import pack
-
-    print(f"archive: {pack.pack(open_run(Path(args.run), Path(args.results)), Path(args.out) if args.out else None)}")
-    return 0
-
-
-def cmd_unpack(args) -> int:
-    print(f"results: {open_run(Path(args.archive), Path(args.results)).path}")
-    return 0
-
-
-def cmd_lab_list(args) -> int:
-    from .runs import lab
-
-    for one in lab.labs():
-        print(f"{one.number}  {one.name:12s} {one.title}")
-        print("\n".join(f"     {c}" for c in one.commands()))
-    return 0
-
-
-def cmd_lab_check(args) -> int:
-    from .runs import lab
-
-    chosen = lab.find(args.lab)
-    findings = lab.check(chosen, [Path(d) for d in args.runs])
-    accepted = all(f.problem is None for f in findings)
-    print(f"{chosen.label}: {'accepted' if accepted else 'not accepted'}: the runs "
-          + ("can be graded" if accepted else "cannot be graded yet"))
-    print("\n".join(f.line() for f in findings))
-    return 0 if accepted else EXIT_REJECTED
-
-
-def cmd_format_doc(args) -> int:
-    from .output import format_doc
-
-    sys.stdout.write(format_doc.render())
     return 0
 
 
@@ -459,17 +395,6 @@ def cmd_preflight(args) -> int:
     return 0
 
 
-def cmd_fetch_data(args) -> int:
-    from .runs import fetch
-
-    done, errors = fetch.lines(fetch.fetch_all(fetch.base_url(args.source)))
-    for line in done:
-        print(line)
-    for line in errors:
-        log.error(f"bbrlab: fetch-data: {line}")
-    return EXIT_ERROR if errors else 0
-
-
 def cmd_clean(args) -> int:
     from .emulation.net import Lock, cleanup_leftovers
 
@@ -481,9 +406,7 @@ def cmd_clean(args) -> int:
 
 # Each command's handler, under the name arguments.py gives it (`handler`).
 HANDLERS = {f.__name__: f for f in (cmd_list, cmd_run, cmd_suite, cmd_merge, cmd_report, cmd_plot, cmd_calibrate,
-                                    cmd_export, cmd_compare, cmd_shell, cmd_pack, cmd_unpack, cmd_lab_list,
-                                    cmd_lab_check, cmd_format_doc, cmd_results_doc, cmd_preflight, cmd_fetch_data,
-                                    cmd_clean)}
+                                    cmd_shell, cmd_results_doc, cmd_preflight, cmd_clean, *cli_files.HANDLERS)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,8 @@
-"""Exceptions that the CLI turns into one clear message (never a traceback)."""
+"""Exceptions that the CLI turns into one clear message (never a traceback), and its exit statuses."""
+
+# bbrlab's exit statuses: a lab's runs not accepted (or stale docs), an error the user can
+# act on, a claim --strict holds to that the run did not meet, an interrupt
+EXIT_REJECTED, EXIT_ERROR, EXIT_CLAIM, EXIT_INTERRUPT = 1, 2, 3, 130
 
 
 class BbrlabError(Exception):

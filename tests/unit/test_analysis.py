@@ -7,6 +7,7 @@ import pytest
 
 from bbrlab.analysis import analyze as analysis
 from bbrlab.analysis import cpu_metrics
+from bbrlab.analysis.reanalysis import reanalyze
 from bbrlab.spec import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
@@ -81,7 +82,7 @@ def test_a_run_is_analyzed_again_from_its_raw_files(tmp_path):
     from bbrlab.store.results import read_json
 
     exp, rundir, folder = _run_with_the_step_point(tmp_path)
-    assert analysis.reanalyze(rundir, exp) == 1
+    assert reanalyze(rundir, exp) == 1
     m = read_json(folder / "metrics.json")
     assert 5 < m["goodput_mbps"] < 20 and m["link_delivery"] is None  # derived again, as analyze does now
     assert read_json(folder / "series.json")["link_sent"]
@@ -94,8 +95,8 @@ def test_a_repetition_that_repeat_auto_added_is_analyzed_again_too(tmp_path):
     exp, rundir, folder = _run_with_the_step_point(tmp_path)
     folder.rename(folder.with_name(folder.name.replace("rep1", "rep5")))
     with pytest.raises(BbrlabError, match="rep5: this point is not in the run's spec.yaml"):
-        analysis.reanalyze(rundir, exp)  # repeat: 1
-    assert analysis.reanalyze(rundir, spec.load(EXPERIMENTS / "step.yaml", ["repeat=auto"])) == 1
+        reanalyze(rundir, exp)  # repeat: 1
+    assert reanalyze(rundir, spec.load(EXPERIMENTS / "step.yaml", ["repeat=auto"])) == 1
 
 
 def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
@@ -104,7 +105,7 @@ def test_a_copy_without_raw_files_is_refused_before_anything_changes(tmp_path):
 
     exp, rundir, folder = _run_with_the_step_point(tmp_path, with_raw=False)
     with pytest.raises(BbrlabError, match="no raw/ directory"):
-        analysis.reanalyze(rundir, exp)
+        reanalyze(rundir, exp)
     assert read_json(folder / "metrics.json") == {"goodput_mbps": -1.0}
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab.analysis import aqm_metrics, system_parsers
 from bbrlab.emulation import aqm as aqm_tc
-from bbrlab.emulation import shapers, topo
+from bbrlab.emulation import plan_text, shapers, topo
 from bbrlab.errors import SpecError
 from bbrlab.spec import experiment as spec
 
@@ -112,7 +112,7 @@ def test_ecn_is_asked_per_group_and_refused_where_nothing_marks():
     text["flows"][0]["ecn"] = True
     plan = topo.build_plan(spec.build(text).points[0])
     assert plan.sysctls["snd1"]["net.ipv4.tcp_ecn"] == "1" and "net.ipv4.tcp_ecn" not in plan.sysctls["rcv1"]
-    assert "and in snd1: net.ipv4.tcp_ecn=1" in topo.describe(plan)
+    assert "and in snd1: net.ipv4.tcp_ecn=1" in plan_text.describe(plan)
     del text["link"]["aqm"]
     assert error(text).startswith("flows.0.ecn: nothing marks on a droptail FIFO bottleneck")
     text["link"]["aqm"] = "fifo"  # said explicitly: ECN negotiated on purpose

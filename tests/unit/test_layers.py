@@ -3,7 +3,7 @@ no imports close a circle, and no module uses another's private names.
 
 The order is written here once. A module may import from its own layer and from any layer
 below it; `errors`, `log` and the package's `__init__` (its version) are the ground every layer
-stands on; `cli.py`, `arguments.py` and `__main__.py` sit on top and only parse and dispatch.
+stands on; `cli.py`, `cli_files.py`, `arguments.py` and `__main__.py` sit on top and only parse and dispatch.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mininet" / "bbrlab"
 
 LAYERS = ("ground", "spec", "emulation", "traffic", "store", "analysis", "verdicts", "output", "runs", "top")
 GROUND = {"bbrlab", "bbrlab.errors", "bbrlab.log"}
-TOP = {"bbrlab.cli", "bbrlab.arguments", "bbrlab.__main__"}
+TOP = {"bbrlab.cli", "bbrlab.cli_files", "bbrlab.arguments", "bbrlab.__main__"}
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:

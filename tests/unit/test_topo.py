@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bbrlab.emulation import shapers, topo
+from bbrlab.emulation import plan_text, shapers, topo
 from bbrlab.spec import experiment as spec
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
@@ -302,7 +302,7 @@ def test_summary():
 def test_describe_lists_every_command_and_the_schedule():
     p = plan([{"cc": "bbr", "duration": "30s"}, {"cc": "cubic", "size": "1MB"}],
              **{"link.changes": [{"at": "10s", "rate": "20Mbit"}]})
-    text = topo.describe(p)
+    text = plan_text.describe(p)
     assert text.splitlines()[0] == "hosts: snd1 (sender), snd2 (sender), r1 (router), r2 (router), " \
                                    "rcv1 (receiver), rcv2 (receiver)"
     for i in p.intfs():

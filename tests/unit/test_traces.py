@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab import cli
-from bbrlab.emulation import schedule, topo
+from bbrlab.emulation import plan_text, schedule, topo
 from bbrlab.spec import experiment as spec, traces
 from bbrlab.analysis import trace_metrics
 from bbrlab.errors import SpecError, TestbedError
@@ -196,7 +196,7 @@ def test_the_plan_carries_one_batch_line_per_update_built_by_the_shaper(tmp_path
     assert first[first.index("rate") + 1] == f"{int(rs.schedule.rates[0])}bit"
     assert ["tc"] + first == list(shapers_change(p, rs.schedule.rates[0]))
     assert plan.summary["trace"]["updates_per_pass"] == 200
-    assert "200 updates per pass" in topo.describe(plan) and "tc -batch -" in topo.describe(plan)
+    assert "200 updates per pass" in plan_text.describe(plan) and "tc -batch -" in plan_text.describe(plan)
 
 
 def shapers_change(p, rate):

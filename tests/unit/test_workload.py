@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from bbrlab.spec import experiment as spec, workload
-from bbrlab.emulation import topo
+from bbrlab.emulation import plan_text, topo
 from bbrlab.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -220,7 +220,7 @@ def test_the_plan_gives_each_short_flow_class_one_sender_and_its_own_lossy_delay
     assert not any("loss" in argv for argv in clean)
     assert plan.groups == [(0, "snd1", client.dst), (1, "snd2", pop.dst)]
     assert plan.traffic_hosts() == {"snd1", "snd2", "rcv1", "rcv2"}
-    text = topo.describe(plan)
+    text = plan_text.describe(plan)
     assert "short flows" in text and "client (group 1)" in text
 
 

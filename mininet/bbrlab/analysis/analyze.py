@@ -11,10 +11,10 @@ from pathlib import Path
 from . import metrics as m
 from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt, mathis, parsers, quic_flows, senders,
                system_parsers, trace_metrics)
-from ..errors import BbrlabError, ParseError
-from ..store.results import RunDir, read_json, write_json
-from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Experiment, Point
-from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan, build_plan
+from ..errors import ParseError
+from ..store.results import read_json
+from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
+from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan
 from ..traffic import bbr_diag
 from ..traffic import irtt as irtt_probe
 
@@ -78,6 +78,29 @@ def _round(series, digits=4):
     return [[round(t, 3), round(v, digits)] for t, v in series]
 
 
+def _bbr_model(point: Point, flow: FlowPlan, ss: list, t0: float, offset: float, retransmitted: bool) -> dict:
+    """A BBR flow's row entries read from its ss samples SS (none for another CC): when it
+    left startup, its bandwidth estimate then and after, and the share of it held."""
+    startup = point.sampling.startup
+    model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
+             if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
+    if model:
+        bbr = m.bbr_model(model, offset + startup)
+        # the max filter spans round trips of the RTT the flow saw (its queue included), and
+        # the long-term mode engages only on losses: without a retransmission a held estimate
+        # is the filter, not that mode
+        steady_srtt = [s.srtt_ms / 1e3 for s in ss if s.t - t0 >= offset + startup and s.srtt_ms]
+        rtt = m.percentile(steady_srtt, 50) if steady_srtt else point.flows[flow.group].rtt or point.link.rtt
+        visible = retransmitted and held_share_visible(rtt, point.sampling.ss_interval)
+        return {
+            "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
+            "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
+            "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
+            "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
+        }
+    return {}
+
+
 def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
     """One iperf3 flow: its metrics row, its series, its goodput over time, and its
     receiver's intervals with the time its data started. launched: seconds after t0 when
@@ -124,22 +147,7 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
         # reordering the sender detected (a counter: its last sample holds the total)
         "reord_seen": max((s.reord_seen for s in ss), default=0),
     }
-    model = [(s.t - t0, s.bbr_pacing_gain, s.bbr_bw_bps) for s in ss
-             if s.bbr_pacing_gain is not None and s.bbr_bw_bps is not None]
-    if model:
-        bbr = m.bbr_model(model, offset + startup)
-        # the max filter spans round trips of the RTT the flow saw (its queue included), and
-        # the long-term mode engages only on losses: without a retransmission a held estimate
-        # is the filter, not that mode
-        steady_srtt = [s.srtt_ms / 1e3 for s in ss if s.t - t0 >= offset + startup and s.srtt_ms]
-        rtt = m.percentile(steady_srtt, 50) if steady_srtt else point.flows[flow.group].rtt or point.link.rtt
-        visible = bool(client.retransmits) and held_share_visible(rtt, point.sampling.ss_interval)
-        row.update({
-            "bbr_left_startup_by_s": _maybe_round(bbr["left_startup_by_s"], 3),
-            "bbr_bw_at_startup_exit_mbps": _maybe_round(bbr["bw_at_startup_exit_bps"], 4, 1e6),
-            "bbr_bw_p50_mbps": _maybe_round(bbr["bw_p50_bps"], 4, 1e6),
-            "bbr_bw_held_share": _maybe_round(bbr["bw_held_share"], 3) if visible else None,
-        })
+    row.update(_bbr_model(point, flow, ss, t0, offset, bool(client.retransmits)))
     return row, flow_series, tput, (offset, server.intervals)
 
 
@@ -412,40 +420,3 @@ def _adaptation(point: Point, per_flow_series: list, series: dict, out: dict) ->
     if never:  # what the verdict says instead of "missing"
         out["why_missing"] = {"adapt_time_max_s": f"the flows never held 85% of {never[0][1]:g} Mbit/s for 1 s "
                                                   f"after the change at {never[0][0]:g} s"}
-
-
-def reanalyze(rundir: RunDir, exp: Experiment) -> int:
-    """Derive every finished point's series and metrics again from its raw files.
-
-    An analysis fixed after a run reaches the run's numbers without measuring again: the
-    raw tool output is what was measured, series.json and metrics.json are derived from
-    it. Every point is checked first, so a run is never left half old, half new.
-    Returns the number of points analyzed.
-    """
-    by_id = {p.id: p for p in exp.every_point}  # with the repetitions `repeat: auto` added
-    done = sorted(rundir.finished_points())
-    if not done:
-        raise BbrlabError(f"{rundir.path}: no finished points to analyze")
-    for pid in done:
-        folder = rundir.points_dir / pid
-        if pid not in by_id:
-            raise BbrlabError(f"{folder}: this point is not in the run's spec.yaml; cannot analyze it again")
-        if not (folder / "raw").is_dir():
-            raise BbrlabError(f"{folder}: no raw/ directory (a copy without the tools' raw output?); "
-                              "analyze it where the run's raw files are")
-    results = []
-    for pid in done:
-        folder = rundir.points_dir / pid
-        record = read_json(folder / "point.json")
-        try:
-            t = record["timings"]
-            results.append((folder, *analyze(by_id[pid], build_plan(by_id[pid]), folder,
-                                             t["t0"], t["launches"], t["end"], t.get("events"))))
-        except KeyError as exc:
-            raise BbrlabError(f"{folder / 'point.json'}: no timing field {exc}; cannot analyze it again") from None
-        except ParseError as exc:
-            raise BbrlabError(f"{folder}: {exc}") from None
-    for folder, series, mets in results:
-        write_json(folder / "series.json", series)
-        write_json(folder / "metrics.json", mets)
-    return len(results)

@@ -62,8 +62,9 @@ def _thin(points: list, step: float) -> list:
     return out
 
 
-def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
-    """FLOW's row, series, goodput over time and (data start, intervals), as analyze._flow's."""
+def _logs(flow: FlowPlan, raw: Path) -> tuple:
+    """FLOW's picoquic logs in RAW, read: the client's output, the server's output and the
+    clock line in it, the server's qlog and its performance log (checked: the CC that ran)."""
     client = picoquic_log.parse_client(_read(raw / f"picoquic-{flow.id}-client.txt"))
     server_text = _read(raw / f"picoquic-{flow.id}-server.txt")
     clock = picoquic_log.parse_clock(server_text)
@@ -77,6 +78,23 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
     perf = picoquic_log.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
     if perf["cc"] not in (flow.cc, None):  # read back from picoquic's own log: the CC that really ran
         raise ParseError(f"flow {flow.id}: picoquic's server ran {perf['cc']}, not {flow.cc}")
+    return client, server_text, clock, qlog, perf
+
+
+def _phases(qlog, cc: str, offset: float) -> list:
+    """[time, BBR state name] at each change of picoquic's BBR state (none for another CC)."""
+    names = picoquic_log.STATE_NAMES.get(cc)
+    phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP
+    for t, state in qlog.states:
+        if names and state != last:
+            phases.append([round(t + offset, 4), names[state] if state < len(names) else f"state {state}"])
+            last = state
+    return phases
+
+
+def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
+    """FLOW's row, series, goodput over time and (data start, intervals), as analyze._flow's."""
+    client, server_text, clock, qlog, perf = _logs(flow, raw)
     offset = qlog.reference + clock - t0  # the connection's start, in seconds after t0
     end = max([client.seconds] + [t for t, _ in qlog.delivered])
     intervals = _bins(qlog.delivered, point.sampling.iperf_interval, end)
@@ -97,12 +115,7 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         return points
 
     rtts = [d["latest_rtt"] / 1e3 for _, d in qlog.metrics if "latest_rtt" in d]
-    names = picoquic_log.STATE_NAMES.get(flow.cc)
-    phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP
-    for t, state in qlog.states:
-        if names and state != last:
-            phases.append([round(t + offset, 4), names[state] if state < len(names) else f"state {state}"])
-            last = state
+    phases = _phases(qlog, flow.cc, offset)
     series = {
         "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start": round(launched, 4),
         "data_start": round(offset, 4),

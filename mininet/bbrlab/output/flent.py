@@ -115,13 +115,9 @@ def _bottleneck(record: dict) -> tuple[str, str]:
     return "bottleneck", "bottleneck"
 
 
-def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
-    """The flent data file of one finished point, as the JSON object flent loads."""
-    try:
-        series = run.series(record["id"])
-    except BbrlabError as exc:
-        raise BbrlabError(f"{exc}; a flent file is made of the point's time series") from None
-    t0 = series["t0"]
+def _measured(record: dict, series: dict) -> tuple[dict, dict, dict, dict, int]:
+    """A point's series as flent's: {name: (samples, units)}, its raw values, SERIES_META,
+    TEST_PARAMETERS, and the number of upload flows."""
     measured: dict[str, tuple[list, str]] = {}  # flent series on the grid -> (samples, units)
     raw: dict[str, list[dict]] = {}
     series_meta: dict[str, dict] = {}
@@ -159,28 +155,13 @@ def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
         measured[f"{name}::load"] = (_pairs(series["cpu"]), "misc")
         raw[name] = _merge({"load": measured[f"{name}::load"][0]})
         params["cpu_stats_hosts"] = CPU_HOST
+    return measured, raw, series_meta, params, len(flows)
 
-    every = [t for points, _ in measured.values() for t, _ in points]
-    if not every:
-        raise BbrlabError(f"{run.points_dir / record['id']}: no samples to write")
-    # the probe's samples set the grid, else the first flow's (a series is (samples, units))
-    probe = next((pts for pts, _ in (measured.get(PING, ([], "")), measured.get(UPLOAD.format(1), ([], ""))) if pts), [])
-    step = float(f"{_interval(probe) or DEFAULT_STEP:.2g}")  # ping's timer runs a little late: 0.102 -> 0.1
-    start = min(0.0, min(every))  # the idle path's first ping, before time zero
-    x_values = [round(k * step, 6) for k in range(int(math.floor((max(every) - start) / step + 1e-9)) + 1)]
-    times = [start + x for x in x_values]
-    results = {name: _on_grid(points, times, step) for name, (points, _) in measured.items()}
-    uploads = [results[UPLOAD.format(n)] for n in range(1, len(flows) + 1)]
-    if uploads:
-        results["TCP upload sum"] = _combined(uploads, lambda vs: round(math.fsum(vs), 6))
-        results["TCP upload avg"] = _combined(uploads, lambda vs: round(math.fsum(vs) / len(vs), 6))
-        measured.update({k: ([], "Mbits/s") for k in ("TCP upload sum", "TCP upload avg")})
-    for name, (_, units) in measured.items():
-        series_meta.setdefault(name, {})["UNITS"] = units
-    for entries in raw.values():
-        for entry in entries:
-            entry["t"] = round(t0 + entry["t"], 6)
 
+def _metadata(run: RunDir, record: dict, run_meta: dict, grid: tuple, params: dict, series_meta: dict) -> dict:
+    """The data file's metadata: flent's keys, and bbrlab's own under BBRLAB. GRID: time zero,
+    the grid's start, its step, its length and the last sample's time."""
+    t0, start, step, total, last = grid
     system = run_meta.get("system") or {}
     senders = [f.get("sender") for f in record.get("flow_plan") or []]
     sysctls = ((record.get("testbed") or {}).get("sysctls") or {}).get(senders[0] if senders else None)
@@ -190,8 +171,8 @@ def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
         "NAME": TEST, "TITLE": f"{run.path.parent.name} {record['id']}", "DATA_FILENAME": name,
         "TIME": _iso(t0 + start), "T0": _iso(t0 + start),
         "HOST": hosts[0], "HOSTS": hosts, "LOCAL_HOST": (senders or [system.get("hostname")])[0], "IP_VERSION": 4,
-        "LENGTH": round((record.get("timings") or {}).get("end", max(every)), 3),
-        "TOTAL_LENGTH": x_values[-1], "DELAY": round(-start, 3), "STEP_SIZE": step,
+        "LENGTH": round((record.get("timings") or {}).get("end", last), 3),
+        "TOTAL_LENGTH": total, "DELAY": round(-start, 3), "STEP_SIZE": step,
         "TEST_PARAMETERS": params, "SERIES_META": series_meta,
         "KERNEL_NAME": "Linux" if system.get("kernel") else None, "KERNEL_RELEASE": system.get("kernel"),
         "SYSCTLS": sysctls,
@@ -205,6 +186,39 @@ def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
             "metrics": {k: v for k, v in record["metrics"].items() if k != "flows"},
         },
     }
+    return metadata
+
+
+def point_data(run: RunDir, record: dict, run_meta: dict) -> dict:
+    """The flent data file of one finished point, as the JSON object flent loads."""
+    try:
+        series = run.series(record["id"])
+    except BbrlabError as exc:
+        raise BbrlabError(f"{exc}; a flent file is made of the point's time series") from None
+    t0 = series["t0"]
+    measured, raw, series_meta, params, n_flows = _measured(record, series)
+    every = [t for points, _ in measured.values() for t, _ in points]
+    if not every:
+        raise BbrlabError(f"{run.points_dir / record['id']}: no samples to write")
+    # the probe's samples set the grid, else the first flow's (a series is (samples, units))
+    probe = next((pts for pts, _ in (measured.get(PING, ([], "")), measured.get(UPLOAD.format(1), ([], ""))) if pts), [])
+    step = float(f"{_interval(probe) or DEFAULT_STEP:.2g}")  # ping's timer runs a little late: 0.102 -> 0.1
+    start = min(0.0, min(every))  # the idle path's first ping, before time zero
+    x_values = [round(k * step, 6) for k in range(int(math.floor((max(every) - start) / step + 1e-9)) + 1)]
+    times = [start + x for x in x_values]
+    results = {name: _on_grid(points, times, step) for name, (points, _) in measured.items()}
+    uploads = [results[UPLOAD.format(n)] for n in range(1, n_flows + 1)]
+    if uploads:
+        results["TCP upload sum"] = _combined(uploads, lambda vs: round(math.fsum(vs), 6))
+        results["TCP upload avg"] = _combined(uploads, lambda vs: round(math.fsum(vs) / len(vs), 6))
+        measured.update({k: ([], "Mbits/s") for k in ("TCP upload sum", "TCP upload avg")})
+    for name, (_, units) in measured.items():
+        series_meta.setdefault(name, {})["UNITS"] = units
+    for entries in raw.values():
+        for entry in entries:
+            entry["t"] = round(t0 + entry["t"], 6)
+
+    metadata = _metadata(run, record, run_meta, (t0, start, step, x_values[-1], max(every)), params, series_meta)
     return {"version": FILE_VERSION, "x_values": x_values, "results": results, "raw_values": raw,
             "metadata": metadata}
 

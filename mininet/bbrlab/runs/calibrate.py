@@ -162,6 +162,49 @@ def _worst(kind: str, a: float, b: float) -> float:
     return (min if kind == "min" else max)(a, b)
 
 
+def _rate_row(rate: float, recs: list[dict]) -> dict:
+    """The envelope's row of one measured RATE from its points' records RECS: the worst of
+    each fidelity number, what missed its target, and whether all held."""
+    row: dict = {"rate_mbps": rate / 1e6, "missed": []}
+    under_aqm = any(rec["link"].get("aqm", aqms.FIFO) != aqms.FIFO for rec in recs)
+    for rec in recs:
+        cc = "+".join(sorted({g["cc"] for g in rec["flows"]}))
+        mets = rec["metrics"]
+        for name, (kind, _, who) in TARGETS.items():
+            if mets.get(name) is not None and who in (None, cc):
+                old = row.get(name)  # the worst of the points that measure it
+                row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
+        row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc, under_aqm)]
+        target = rec["link"].get("aqm_target_s")
+        if target and cc == "cubic":  # an AQM's path: does it hold CUBIC's queue near its target?
+            row["aqm_target_ms"] = target * 1e3
+            queue = mets.get("queue_delay_p50_ms")
+            if queue is None:
+                row["missed"].append("cubic: the queue's delay not measured under the AQM")
+            elif queue > AQM_QUEUE_FACTOR * target * 1e3:
+                row["missed"].append(f"cubic: queue_delay_p50_ms {queue:.1f} > {AQM_QUEUE_FACTOR} x the AQM's "
+                                     f"target {target * 1e3:g} ms")
+        for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
+                     "cpu_core_busy_max") + (("queue_delay_p50_ms",) if cc == "cubic" else ()):
+            if mets.get(name) is not None:
+                row[name] = max(row.get(name, mets[name]), mets[name])
+    if row.get("link_delivery") is None and row.get("steady_link_efficiency") is not None:
+        # no sample's queue covered a whole interval: the link sent at least what one
+        # greedy CUBIC flow received (its share of the payload capacity)
+        row["link_delivery"] = row["steady_link_efficiency"]
+        row["link_delivery_from"] = "CUBIC's goodput"
+        if under_aqm:  # an AQM keeps the queue shorter than a sample: CUBIC's back-off to a
+            # queue of a few ms idles the link for a while (measured 0.95-0.97 at 50 Mbit/s
+            # and 20 ms), which is CUBIC's doing, not the link's: recorded, not judged
+            row["link_delivery_from"] += " (not judged under an AQM)"
+        else:
+            row["missed"] += [f"cubic: {t}" for t in _judge({"link_delivery": row["link_delivery"]}, "cubic")]
+    # a target no point measured is not met: nothing showed the link meets it
+    row["missed"] += [f"{name} not measured" for name in TARGETS if row.get(name) is None]
+    row["faithful"] = not row["missed"]
+    return row
+
+
 def envelope(records: list[dict]) -> dict:
     """Per measured rate, the fidelity numbers of its points and whether all targets held;
     the highest rate up to which every rate held, and the gate for the rest.
@@ -172,44 +215,7 @@ def envelope(records: list[dict]) -> dict:
         by_rate.setdefault(float(rec["link"]["rate"]), []).append(rec)
     rows = []
     for rate in sorted(by_rate):
-        row: dict = {"rate_mbps": rate / 1e6, "missed": []}
-        under_aqm = any(rec["link"].get("aqm", aqms.FIFO) != aqms.FIFO for rec in by_rate[rate])
-        for rec in by_rate[rate]:
-            cc = "+".join(sorted({g["cc"] for g in rec["flows"]}))
-            mets = rec["metrics"]
-            for name, (kind, _, who) in TARGETS.items():
-                if mets.get(name) is not None and who in (None, cc):
-                    old = row.get(name)  # the worst of the points that measure it
-                    row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
-            row["missed"] += [f"{cc}: {text}" for text in _judge(mets, cc, under_aqm)]
-            target = rec["link"].get("aqm_target_s")
-            if target and cc == "cubic":  # an AQM's path: does it hold CUBIC's queue near its target?
-                row["aqm_target_ms"] = target * 1e3
-                queue = mets.get("queue_delay_p50_ms")
-                if queue is None:
-                    row["missed"].append("cubic: the queue's delay not measured under the AQM")
-                elif queue > AQM_QUEUE_FACTOR * target * 1e3:
-                    row["missed"].append(f"cubic: queue_delay_p50_ms {queue:.1f} > {AQM_QUEUE_FACTOR} x the AQM's "
-                                         f"target {target * 1e3:g} ms")
-            for name in ("link_peak_ratio", "idle_rtt_error_ms", "link_gap_max_ms", "cpu_busy_mean",
-                         "cpu_core_busy_max") + (("queue_delay_p50_ms",) if cc == "cubic" else ()):
-                if mets.get(name) is not None:
-                    row[name] = max(row.get(name, mets[name]), mets[name])
-        if row.get("link_delivery") is None and row.get("steady_link_efficiency") is not None:
-            # no sample's queue covered a whole interval: the link sent at least what one
-            # greedy CUBIC flow received (its share of the payload capacity)
-            row["link_delivery"] = row["steady_link_efficiency"]
-            row["link_delivery_from"] = "CUBIC's goodput"
-            if under_aqm:  # an AQM keeps the queue shorter than a sample: CUBIC's back-off to a
-                # queue of a few ms idles the link for a while (measured 0.95-0.97 at 50 Mbit/s
-                # and 20 ms), which is CUBIC's doing, not the link's: recorded, not judged
-                row["link_delivery_from"] += " (not judged under an AQM)"
-            else:
-                row["missed"] += [f"cubic: {t}" for t in _judge({"link_delivery": row["link_delivery"]}, "cubic")]
-        # a target no point measured is not met: nothing showed the link meets it
-        row["missed"] += [f"{name} not measured" for name in TARGETS if row.get(name) is None]
-        row["faithful"] = not row["missed"]
-        rows.append(row)
+        rows.append(_rate_row(rate, by_rate[rate]))
     faithful_up_to = None
     for row in rows:
         if not row["faithful"]:

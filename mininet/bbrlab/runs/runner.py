@@ -252,21 +252,10 @@ def _still_undecided(exp: Experiment, rundir: RunDir) -> list[Point]:
     return points
 
 
-def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
-                   cli: list[str] | None = None, subset: list[Point] | None = None,
-                   calibration: dict | None = None, shard: dict | None = None, figure: bool = True) -> RunDir:
-    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory;
-    then, for `repeat: auto`, more repetitions where a claim is undecided.
-
-    CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
-    the points beyond it are judged inconclusive. SHARD (shard.record): this host's part
-    of the grid, recorded in run.json: only its points are planned, only a run of the same
-    part is resumed, and `repeat: auto` is left to the merged run (shard.py). FIGURE: draw
-    the run's figure when it ends (`bbrlab plot` draws it later otherwise)."""
-    wanted = {p.id for p in subset} if subset is not None else None
-    planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
-    if shard is not None:
-        wanted = planned & wanted if wanted is not None else planned
+def _open_run(exp: Experiment, root: Path, resume: bool, planned: set, cli: list[str] | None,
+              calibration: dict | None, shard: dict | None) -> tuple[RunDir, dict]:
+    """The run directory EXP's points go into, resumed (when RESUME finds one of the same
+    identity, testbed and shard) or new, and its run.json, marked running for a new session."""
     here = metadata.testbed_of(exp)
     rundir = RunDir.find_resumable(root, exp.name, exp.identity, shard, here) if resume else None
     if rundir is not None:
@@ -288,6 +277,25 @@ def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bo
         meta["calibration"] = calibration
         meta["sessions"][-1]["calibration"] = calibration["key"]
     write_json(rundir.path / "run.json", meta)
+    return rundir, meta
+
+
+def run_experiment(exp: Experiment, root: Path, resume: bool = True, shuffle: bool = True,
+                   cli: list[str] | None = None, subset: list[Point] | None = None,
+                   calibration: dict | None = None, shard: dict | None = None, figure: bool = True) -> RunDir:
+    """Run EXP's points (only those of SUBSET, if given) into a new or resumed run directory;
+    then, for `repeat: auto`, more repetitions where a claim is undecided.
+
+    CALIBRATION (calibrate.py): this machine's measured envelope, recorded in run.json;
+    the points beyond it are judged inconclusive. SHARD (shard.record): this host's part
+    of the grid, recorded in run.json: only its points are planned, only a run of the same
+    part is resumed, and `repeat: auto` is left to the merged run (shard.py). FIGURE: draw
+    the run's figure when it ends (`bbrlab plot` draws it later otherwise)."""
+    wanted = {p.id for p in subset} if subset is not None else None
+    planned = set(shard["points"]) if shard is not None else {p.id for p in exp.points}
+    if shard is not None:
+        wanted = planned & wanted if wanted is not None else planned
+    rundir, meta = _open_run(exp, root, resume, planned, cli, calibration, shard)
 
     done = rundir.finished_points()
     todo = [p for p in order_points(exp, exp.seed, shuffle)

@@ -22,12 +22,13 @@ import yaml
 
 from . import aqm as aqms
 from . import explicit, reference, strict, traces, units, yaml_loader
+from .paths import SWEEPABLE, TOP_KEYS, get_path, leaf_paths, parse_override, resolve_key, set_path  # noqa: F401
 from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
 from .flows import parse as _flows
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
 from .checks import count as _count
-from ..errors import SpecError, did_you_mean
+from ..errors import SpecError
 from .claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
 from .claims import parse as _claims
 from .link import TRACE_SHAPER, default_shaper  # noqa: F401 - TRACE_SHAPER: the spec's vocabulary
@@ -60,19 +61,6 @@ DEFAULT_SYSCTLS = {
     "net.ipv4.tcp_syn_retries": "9",
 }
 
-# Where a list means "sweep this": dotted paths, '*' matching a flow group index.
-SWEEPABLE = (
-    "link.rate", "link.rtt", "link.buffer", "link.loss", "link.loss_direction", "link.jitter",
-    "link.forward_share", "link.burst", "link.shaper", "link.trace", "link.trace_interval",
-    "link.delay_variation", "link.slot", "link.slot_max", "link.slot_packets", "link.slot_bytes", "link.slot_on",
-    "pacing",
-    "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
-    "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
-    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes", "flows.*.ecn",
-    "link.aqm", *[f"link.{kind}.{name}" for kind, params in aqms.PARAMS.items() for name in params],
-)
-TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",
-            "repeat", "seed", "plot", "claims", "quick", "reference", "notes", "points"}
 SAMPLING_KEYS = {"interval", "ss_interval", "iperf_interval", "pcap", "link_pcap", "irtt", "startup"}
 # What decides what a run measures. The other keys (title, description, plot, claims,
 # reference, notes, the quick profile once applied) judge or describe it: editing them
@@ -240,98 +228,10 @@ def _axis_labels(raw: dict) -> list[str]:
             path = resolve_key(raw, str(key))
         except SpecError:
             continue
-        if _get(raw, path) == value:
+        if get_path(raw, path) == value:
             fixed.add(path)
-    paths = [p for p in _leaf_paths(raw) if isinstance(_get(raw, p), list) or p in fixed]
+    paths = [p for p in leaf_paths(raw) if isinstance(get_path(raw, p), list) or p in fixed]
     return list(_labels(paths).values())
-
-
-# ---------------------------------------------------------------- overrides and sweeps
-
-def _leaf_paths(raw: dict) -> list[str]:
-    """Concrete dotted paths of the sweepable leaves this spec has or could have."""
-    paths = [p for p in SWEEPABLE if not p.startswith("flows.")]
-    for i, _ in enumerate(raw.get("flows") or []):
-        paths += [p.replace("*", str(i)) for p in SWEEPABLE if p.startswith("flows.")]
-    return paths
-
-
-def resolve_key(raw: dict, key: str) -> str:
-    """Full dotted path for KEY: itself when it is a path, else a unique leaf name ('rate')."""
-    first = key.split(".")[0]
-    if first in TOP_KEYS and not (key == "cc" and "cc" not in raw):  # else `cc` is a flow group's
-        return key
-    matches = [p for p in _leaf_paths(raw) if p.endswith("." + key) or p == key]
-    if len(matches) > 1:
-        # 'rtt' means link.rtt unless a flow group sets its own rtt: prefer the one key present
-        present = [p for p in matches if _get(raw, p) is not None]
-        groups = raw.get("flows") if isinstance(raw.get("flows"), list) else []
-        if len(present) == 1 and not (present[0].startswith("flows.") and len(groups) > 1):
-            return present[0]  # (one group's own key of several would change that group alone)
-        # 'loss' means link.loss when neither it nor a group's own loss is written
-        shared = [p for p in matches if not p.startswith("flows.")]
-        if not present and len(shared) == 1 and shared[0] != "cc":
-            return shared[0]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        leaves = sorted({p.rsplit(".", 1)[-1] for p in _leaf_paths(raw)})
-        raise SpecError(f"--set {key}: unknown key{did_you_mean(key, leaves)} "
-                        "(examples: rate, rtt, buffer, loss, cc, link.rate, flows.0.cc)")
-    raise SpecError(f"--set {key}: ambiguous, say one of {', '.join(matches)}")
-
-
-def set_path(raw: dict, path: str, value: Any) -> None:
-    node: Any = raw
-    parts = path.split(".")
-    for depth, part in enumerate(parts[:-1]):
-        here = ".".join(parts[: depth + 1])
-        if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                raise SpecError(f"{here}: no such list entry")
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            if part == "sysctls":
-                node = node.setdefault(part, {})
-                # sysctl names contain dots: the rest of the path is one key
-                node[".".join(parts[depth + 1:])] = value
-                return
-            node = node.setdefault(part, {})
-        else:
-            raise SpecError(f"{here}: cannot set inside a {type(node).__name__}")
-    last = parts[-1]
-    if isinstance(node, list):
-        if not last.isdigit() or int(last) >= len(node):
-            raise SpecError(f"{path}: no such list entry")
-        node[int(last)] = value
-    elif isinstance(node, dict):
-        node[last] = value
-    else:
-        raise SpecError(f"{path}: cannot set inside a {type(node).__name__}")
-
-
-def parse_override(text: str) -> tuple[str, Any]:
-    """'rate=20Mbit' -> ('rate', '20Mbit'); the value is read as YAML ('[bbr, cubic]' is a list)."""
-    if "=" not in text:
-        raise SpecError(f"--set {text}: expected key=value")
-    key, value = text.split("=", 1)
-    try:
-        parsed = yaml_loader.value(value) if value.strip() else ""
-    except yaml.YAMLError:
-        parsed = value
-    return key.strip(), parsed
-
-
-def _get(raw: dict, path: str) -> Any:
-    node: Any = raw
-    for part in path.split("."):
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
 
 
 def _notes(value: Any) -> tuple[str, ...]:
@@ -346,8 +246,8 @@ def _notes(value: Any) -> tuple[str, ...]:
 def _axes(raw: dict) -> dict[str, list]:
     """Sweep axes: path -> list of values, in spec order."""
     axes = {}
-    for path in _leaf_paths(raw):
-        value = _get(raw, path)
+    for path in leaf_paths(raw):
+        value = get_path(raw, path)
         if isinstance(value, list):
             if not value:
                 raise SpecError(f"{path}: an empty list sweeps nothing")
@@ -411,12 +311,9 @@ def load_raw(path: Path) -> dict:
     return raw
 
 
-def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_name: str = "experiment") -> Experiment:
-    """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
-    raw = copy.deepcopy(raw)
-    _check_keys(raw, TOP_KEYS, "")
-    # a claim may select on an axis of the file even where --set or --quick fixed its value
-    file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
+def _narrow(raw: dict, overrides: list[str], quick: bool) -> None:
+    """Apply the quick profile (when QUICK) and then the --set OVERRIDES to RAW, in place."""
+    # a key the file's `points:` set per point is changed there, not by the profile or --set
     chosen_keys = explicit.keys(raw, resolve_key) if isinstance(raw.get("flows", []), list) else {}
     if quick:
         profile = raw.get("quick") or {}
@@ -438,6 +335,30 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
                             "(or --only to run some of them)")
         strict.check_tool_override(raw, path, value, key)
         set_path(raw, path, value)
+
+
+def _grid(raw: dict, axes: dict, chosen: list[dict], labels: dict):
+    """Each grid point of RAW (the sweep AXES crossed with the file's CHOSEN points): its
+    parameters by label, and its (link, pacing, flows), validated."""
+    for combo, entry in itertools.product(itertools.product(*axes.values()), chosen):
+        concrete = {k: v for k, v in copy.deepcopy(raw).items() if k != "points"}
+        for path, value in [*zip(axes, combo), *entry.items()]:
+            set_path(concrete, path, value)
+        params = {labels[p]: v for p, v in [*zip(axes, combo), *entry.items()]}
+        link = _link(concrete["link"])
+        pacing = _choice(concrete.get("pacing", raw.get("pacing", "fq")), PACING_MODES, "pacing")
+        flows = _flows(concrete["flows"], concrete.get("cc"))
+        aqms.check_ecn(link.aqm, concrete["link"], [g.ecn for g in flows])
+        yield params, (link, pacing, flows)
+
+
+def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_name: str = "experiment") -> Experiment:
+    """Validate RAW (with the quick profile and --set overrides applied) into an Experiment."""
+    raw = copy.deepcopy(raw)
+    _check_keys(raw, TOP_KEYS, "")
+    # a claim may select on an axis of the file even where --set or --quick fixed its value
+    file_axes = _axis_labels(raw) if isinstance(raw.get("flows", []), list) else []
+    _narrow(raw, overrides, quick)
     _check_keys(raw, TOP_KEYS, "")
     if "link" not in raw or "flows" not in raw:
         raise SpecError(f"{'link' if 'link' not in raw else 'flows'}: required")
@@ -448,7 +369,6 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         raise SpecError(f"name: expected letters, digits, '-', '_' or '.', not starting with '.', got {name!r}")
     plot = _check_keys(raw.get("plot") or {}, PLOT_KEYS, "plot")
     plot_kind = _choice(plot.get("kind", "rtt_timeseries"), PLOT_KINDS, "plot.kind")
-    pacing_default = raw.get("pacing", "fq")
     repeat, repeat_max = _repeat(raw.get("repeat", 1))
     seed = raw.get("seed", 1)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -463,18 +383,8 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
     chosen = explicit.parse(raw, axes, resolve_key)  # `points:` ([{}] without)
     labels = _labels(list(axes) + list(chosen[0]))
     axes_labels = list(labels.values())
-    points = []
-    for combo, entry in itertools.product(itertools.product(*axes.values()), chosen):
-        concrete = {k: v for k, v in copy.deepcopy(raw).items() if k != "points"}
-        for path, value in [*zip(axes, combo), *entry.items()]:
-            set_path(concrete, path, value)
-        params = {labels[p]: v for p, v in [*zip(axes, combo), *entry.items()]}
-        link = _link(concrete["link"])
-        pacing = _choice(concrete.get("pacing", pacing_default), PACING_MODES, "pacing")
-        flows = _flows(concrete["flows"], concrete.get("cc"))
-        aqms.check_ecn(link.aqm, concrete["link"], [g.ecn for g in flows])
-        for rep in range(1, repeat + 1):
-            points.append(Point(name, params, rep, link, pacing, flows, sysctls, sampling))
+    points = [Point(name, params, rep, *measured, sysctls, sampling)
+              for params, measured in _grid(raw, axes, chosen, labels) for rep in range(1, repeat + 1)]
     strict.check_points(points, startup_given="startup" in (raw.get("sampling") or {}))
     return Experiment(
         name=name,

@@ -45,6 +45,67 @@ class FlowGroup:
     tool: str = "iperf3"  # TOOLS: what sends the flows (picoquic: QUIC connections, picoquic's own CCs)
 
 
+def _common(group: dict, key: str, default_cc: Any) -> tuple:
+    """What every flow group KEY gives, checked: its CC, tool, class name, loss, RTT, start and ECN."""
+    cc = group.get("cc", default_cc)
+    if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
+        where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
+        raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
+    tool = group.get("tool", "iperf3")
+    if tool not in TOOLS:
+        raise SpecError(f"{key}.tool: expected one of {', '.join(TOOLS)}, got {tool!r}")
+    cc_key = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
+    ccs.check_quic(cc, cc_key) if tool == "picoquic" else ccs.check(cc, cc_key)
+    name = group.get("class")
+    if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
+        raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
+    loss = units.fraction(group["loss"], f"{key}.loss") if group.get("loss") is not None else None
+    rtt = units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None
+    start = units.duration(group.get("start", "0s"), f"{key}.start")
+    ecn = group.get("ecn", False)
+    if not isinstance(ecn, bool):
+        raise SpecError(f"{key}.ecn: expected true or false, got {ecn!r}")
+    if tool == "picoquic" and ecn:
+        raise SpecError(f"{key}.ecn: not with tool: picoquic (ecn sets the hosts' tcp_ecn, which QUIC "
+                        "does not read; picoquic negotiates ECN itself)")
+    return cc, tool, name, loss, rtt, start, ecn
+
+
+def _group(group: Any, key: str, default_cc: Any) -> FlowGroup:
+    """The flow group KEY: long flows (a duration, an end time or a size each) or a workload."""
+    group = _check_keys(group, FLOW_KEYS, key)
+    cc, tool, name, loss, rtt, start, ecn = _common(group, key, default_cc)
+    if "workload" in group:
+        for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
+            raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
+                            f"are the workload's: {key}.workload)")
+        return FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name, ecn=ecn,
+                         workload=workloads.parse(group["workload"], f"{key}.workload"))
+    ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
+    if len(ends) != 1:
+        raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'}), "
+                        "or a workload of short flows")
+    if tool == "picoquic" and ends != ["size"]:
+        raise SpecError(f"{key}.{ends[0]}: a picoquic connection downloads a size (quicperf has no "
+                        "duration): give size")
+    flow = FlowGroup(
+        cc=cc,
+        count=_count(group.get("count", 1), f"{key}.count"),
+        start=start,
+        stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
+        duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
+                  if group.get("duration") is not None else None),
+        until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
+        size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
+        rtt=rtt, loss=loss, name=name, ecn=ecn, tool=tool,
+    )
+    last_start = flow.start + (flow.count - 1) * flow.stagger
+    if flow.until is not None and flow.until <= last_start:
+        raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
+    _whole_seconds(flow, key)
+    return flow
+
+
 def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
     if not isinstance(raw, list) or not raw:
         raise SpecError("flows: expected a non-empty list of flow groups")
@@ -54,61 +115,7 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
         raise SpecError(f"cc: no flow group takes the top-level cc: {' and '.join(own)} "
                         f"{'names its' if len(own) == 1 else 'name their'} own; give cc in one place")
     _one_cc_one_tool(raw, default_cc)
-    groups = []
-    for i, group in enumerate(raw):
-        key = f"flows.{i}"
-        group = _check_keys(group, FLOW_KEYS, key)
-        cc = group.get("cc", default_cc)
-        if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]+", cc):
-            where = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
-            raise SpecError(f"{where}: expected a congestion control name like 'bbr', got {cc!r}")
-        tool = group.get("tool", "iperf3")
-        if tool not in TOOLS:
-            raise SpecError(f"{key}.tool: expected one of {', '.join(TOOLS)}, got {tool!r}")
-        cc_key = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
-        ccs.check_quic(cc, cc_key) if tool == "picoquic" else ccs.check(cc, cc_key)
-        name = group.get("class")
-        if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
-            raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
-        loss = units.fraction(group["loss"], f"{key}.loss") if group.get("loss") is not None else None
-        rtt = units.duration(group["rtt"], f"{key}.rtt", allow_zero=False) if group.get("rtt") else None
-        start = units.duration(group.get("start", "0s"), f"{key}.start")
-        ecn = group.get("ecn", False)
-        if not isinstance(ecn, bool):
-            raise SpecError(f"{key}.ecn: expected true or false, got {ecn!r}")
-        if tool == "picoquic" and ecn:
-            raise SpecError(f"{key}.ecn: not with tool: picoquic (ecn sets the hosts' tcp_ecn, which QUIC "
-                            "does not read; picoquic negotiates ECN itself)")
-        if "workload" in group:
-            for other in sorted(set(group) - WORKLOAD_FLOW_KEYS):
-                raise SpecError(f"{key}.{other}: not with a workload (its flows' number, sizes and times "
-                                f"are the workload's: {key}.workload)")
-            groups.append(FlowGroup(cc=cc, start=start, rtt=rtt, loss=loss, name=name, ecn=ecn,
-                                    workload=workloads.parse(group["workload"], f"{key}.workload")))
-            continue
-        ends = [k for k in ("duration", "until", "size") if group.get(k) is not None]
-        if len(ends) != 1:
-            raise SpecError(f"{key}: give exactly one of duration, until, size (got {', '.join(ends) or 'none'}), "
-                            "or a workload of short flows")
-        if tool == "picoquic" and ends != ["size"]:
-            raise SpecError(f"{key}.{ends[0]}: a picoquic connection downloads a size (quicperf has no "
-                            "duration): give size")
-        flow = FlowGroup(
-            cc=cc,
-            count=_count(group.get("count", 1), f"{key}.count"),
-            start=start,
-            stagger=units.duration(group.get("stagger", "0s"), f"{key}.stagger"),
-            duration=(units.duration(group["duration"], f"{key}.duration", allow_zero=False)
-                      if group.get("duration") is not None else None),
-            until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
-            size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-            rtt=rtt, loss=loss, name=name, ecn=ecn, tool=tool,
-        )
-        last_start = flow.start + (flow.count - 1) * flow.stagger
-        if flow.until is not None and flow.until <= last_start:
-            raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
-        _whole_seconds(flow, key)
-        groups.append(flow)
+    groups = [_group(group, f"flows.{i}", default_cc) for i, group in enumerate(raw)]
     total = sum(g.count for g in groups if g.workload is None)
     if total > MAX_FLOWS:
         raise SpecError(f"flows: {total} long flows in one point: at most {MAX_FLOWS} (each has its own sender "

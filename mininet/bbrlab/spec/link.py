@@ -206,16 +206,8 @@ def default_shaper(raw: dict) -> str:
     return aqms.DEFAULT_SHAPER.get(kind, aqms.DEFAULT_AQM_SHAPER)
 
 
-def parse(raw: Any) -> Link:
-    """`link:` of a concrete grid point (no sweep lists left) -> Link."""
-    raw = _check_keys(raw, LINK_KEYS, "link")
-    for required in ("rate", "rtt", "buffer"):
-        if required not in raw and not (required == "rate" and "trace" in raw):
-            raise SpecError(f"link.{required}: required")
-    trace, trace_interval = _trace(raw)
-    share = raw.get("forward_share", 0.5)
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise SpecError(f"link.forward_share: expected a number between 0 and 1, got {share!r}")
+def _changes(raw: dict) -> tuple[RateChange, ...]:
+    """link.changes: the rate's steps, in time order."""
     changes = raw.get("changes") or []
     if not isinstance(changes, list):
         raise SpecError("link.changes: expected a list of {at, rate}")
@@ -224,29 +216,11 @@ def parse(raw: Any) -> Link:
         change = _check_keys(change, {"at", "rate"}, f"link.changes.{i}")
         steps.append(RateChange(units.duration(change.get("at"), f"link.changes.{i}.at"),
                                 units.rate(change.get("rate"), f"link.changes.{i}.rate")))
-    burst = raw.get("burst", "auto")
-    burst_bytes, burst_time = _burst(burst)
-    link = Link(
-        rate=units.rate(raw["rate"], "link.rate") if "rate" in raw else trace.average_bps,
-        rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
-        buffer=_buffer(raw["buffer"], "link.buffer"),
-        loss=units.fraction(raw.get("loss", "0%"), "link.loss"),
-        loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
-        jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
-        forward_share=float(share),
-        burst=burst_bytes,
-        burst_time=burst_time,
-        changes=tuple(sorted(steps, key=lambda c: c.at)),
-        shaper=_choice(raw.get("shaper", default_shaper(raw)), SHAPERS, "link.shaper"),
-        trace=trace.path if trace else None,
-        trace_interval=trace_interval,
-        delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
-        slot=_slot(raw),
-    )
-    if link.buffer_packets > MAX_BUFFER_PACKETS:
-        raise SpecError(f"link.buffer: {link.buffer_packets} packets: tc's queue limits are 32-bit packet counts "
-                        f"(at most {MAX_BUFFER_PACKETS})")
-    link = replace(link, aqm=aqms.parse(raw, link.buffer_packets * FRAME_BYTES))
+    return tuple(sorted(steps, key=lambda c: c.at))
+
+
+def _refuse_combinations(link: Link, raw: dict, burst: Any) -> None:
+    """One line naming the first of LINK's settings that cannot go together (RAW: as written)."""
     if link.shaper == "netem" and link.aqm.kind != aqms.FIFO:
         raise SpecError(f"link.shaper: netem holds the packets its rate delays in its own queue, so {link.aqm.kind} "
                         "under it would never see a queue (measured): give link.shaper: htb or tbf"
@@ -270,4 +244,40 @@ def parse(raw: Any) -> Link:
         # jitter is applied on the data direction, whose delay is rtt x forward_share
         raise SpecError("link.jitter: must be at most the data direction's delay, link.rtt x "
                         "link.forward_share (half of link.rtt by default; netem delay cannot go negative)")
+
+
+def parse(raw: Any) -> Link:
+    """`link:` of a concrete grid point (no sweep lists left) -> Link."""
+    raw = _check_keys(raw, LINK_KEYS, "link")
+    for required in ("rate", "rtt", "buffer"):
+        if required not in raw and not (required == "rate" and "trace" in raw):
+            raise SpecError(f"link.{required}: required")
+    trace, trace_interval = _trace(raw)
+    share = raw.get("forward_share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise SpecError(f"link.forward_share: expected a number between 0 and 1, got {share!r}")
+    burst = raw.get("burst", "auto")
+    burst_bytes, burst_time = _burst(burst)
+    link = Link(
+        rate=units.rate(raw["rate"], "link.rate") if "rate" in raw else trace.average_bps,
+        rtt=units.duration(raw["rtt"], "link.rtt", allow_zero=False),
+        buffer=_buffer(raw["buffer"], "link.buffer"),
+        loss=units.fraction(raw.get("loss", "0%"), "link.loss"),
+        loss_direction=_choice(raw.get("loss_direction", "data"), LOSS_DIRECTIONS, "link.loss_direction"),
+        jitter=units.duration(raw.get("jitter", "0ms"), "link.jitter"),
+        forward_share=float(share),
+        burst=burst_bytes,
+        burst_time=burst_time,
+        changes=_changes(raw),
+        shaper=_choice(raw.get("shaper", default_shaper(raw)), SHAPERS, "link.shaper"),
+        trace=trace.path if trace else None,
+        trace_interval=trace_interval,
+        delay_variation=units.duration(raw.get("delay_variation", "0ms"), "link.delay_variation"),
+        slot=_slot(raw),
+    )
+    if link.buffer_packets > MAX_BUFFER_PACKETS:
+        raise SpecError(f"link.buffer: {link.buffer_packets} packets: tc's queue limits are 32-bit packet counts "
+                        f"(at most {MAX_BUFFER_PACKETS})")
+    link = replace(link, aqm=aqms.parse(raw, link.buffer_packets * FRAME_BYTES))
+    _refuse_combinations(link, raw, burst)
     return link
