@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
 
 from bbrlab.runs import calibrate  # noqa: E402
-from bbrlab.spec import experiment as spec  # noqa: E402
+from bbrlab.schema import experiment as spec  # noqa: E402
 from bbrlab.emulation.links import run  # noqa: E402
 from bbrlab.analysis.metrics import percentile  # noqa: E402
 from bbrlab.emulation.net import Testbed  # noqa: E402

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
 
 from bbrlab.emulation import schedule, shapers  # noqa: E402
-from bbrlab.spec import experiment as spec, traces  # noqa: E402
+from bbrlab.schema import experiment as spec, traces  # noqa: E402
 from bbrlab.analysis import trace_metrics  # noqa: E402
 
 DEV = "bbrsched0"

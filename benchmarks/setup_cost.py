@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
 
 from bbrlab.emulation import links, net  # noqa: E402
 from bbrlab.emulation.topo import build_plan  # noqa: E402
-from bbrlab.spec import experiment as spec  # noqa: E402
+from bbrlab.schema import experiment as spec  # noqa: E402
 
 EXPERIMENTS = ["figure5", "coexist-aqm", "headend", "cdn-mix"]
 

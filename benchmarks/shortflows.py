@@ -4,7 +4,7 @@ the generator itself becomes the bottleneck, and what each flow costs them in CP
     PYTHONPATH=mininet python3 benchmarks/shortflows.py                 # over loopback
     sudo PYTHONPATH=mininet python3 benchmarks/shortflows.py --netns    # a veth pair, two namespaces
 
-One sink (bbrlab/traffic/shortflows.py sink) serves the whole run; for each arrival rate of a
+One sink (bbrlab/traffic/inhost/shortflows.py sink) serves the whole run; for each arrival rate of a
 doubling ramp, one sender runs a Poisson schedule of --seconds of SIZE-byte flows. A rate is
 sustained when every flow completed and the sender opened 99% of them within --late of
 their scheduled time; the ramp stops at the first rate that is not. Prints per rate the
@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mininet"))
 
-from bbrlab.analysis import parsers  # noqa: E402
-from bbrlab.traffic import shortflows  # noqa: E402
-from bbrlab.spec import workload  # noqa: E402
+from bbrlab.analysis import tool_output  # noqa: E402
+from bbrlab.traffic.inhost import shortflows  # noqa: E402
+from bbrlab.schema import workload  # noqa: E402
 
 PROGRAM = str(Path(shortflows.__file__).resolve())
 NAMESPACES = ("sfbench-snd", "sfbench-rcv")
@@ -84,7 +84,7 @@ def step(rate: float, args, port: int, dst: str, sink_pid: int, folder: Path, ns
     subprocess.run(inside(ns, [sys.executable, PROGRAM, "send", "--schedule", str(folder / "schedule.json"),
                                "--out", str(folder / "send.jsonl")]), check=True, timeout=args.seconds + 30)
     time.sleep(0.2)  # the sink's last confirmations
-    records, summary = parsers.parse_shortflows((folder / "send.jsonl").read_text(), "send.jsonl")
+    records, summary = tool_output.parse_shortflows((folder / "send.jsonl").read_text(), "send.jsonl")
     n = max(len(records), 1)
     return {"rate": rate, "flows": len(records), "completed": summary["completed"],
             "late_p50_ms": summary["late_p50_ms"], "late_p99_ms": summary["late_p99_ms"],

@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from . import log
-from .spec import experiment as spec
-from .spec.aqm import AQMS
+from .schema import experiment as spec
+from .schema import traces
+from .schema.aqm_format import AQMS
 
 SHARD_HELP = ("run only shard K of N: a part of the grid balanced by expected time, the same on "
               "every host; `bbrlab merge` combines the shards' runs")
@@ -43,7 +44,7 @@ def parser(results_default: Path) -> argparse.ArgumentParser:
     _running(command)
     _judging(command)
     _stored(command, results)
-    _project(command)
+    _project(command, results)
     return p
 
 
@@ -172,9 +173,9 @@ def _stored(command, results: argparse.ArgumentParser) -> None:
     checking.set_defaults(handler="cmd_lab_check")
 
 
-def _project(command) -> None:
-    """The commands on the project and the machine: format-doc, results-doc, preflight, clean,
-    fetch-data."""
+def _project(command, results: argparse.ArgumentParser) -> None:
+    """The commands on the project and the machine: format-doc, results-doc, trace, preflight,
+    clean, fetch-data."""
     command("format-doc", help="print the experiment format's reference (docs/experiment-format.md) "
             "from the code's own tables").set_defaults(handler="cmd_format_doc")
     results_doc = command("results-doc", help="write the measured numbers and the suite's sizes into README.md, "
@@ -183,6 +184,23 @@ def _project(command) -> None:
     results_doc.add_argument("--check", action="store_true", help="write nothing: exit 1 when a file differs "
                              "from what would be written")
     results_doc.set_defaults(handler="cmd_results_doc")
+    tracing = command("trace", help="Mahimahi traces for link.trace: write a synthetic one, or show what "
+                      "one holds and the schedules its replay makes")
+    trace_sub = tracing.add_subparsers(dest="trace_command", required=True)
+    synth = trace_sub.add_parser("synth", parents=[results], help="write a synthetic Mahimahi trace")
+    synth.add_argument("kind", choices=traces.KINDS)
+    synth.add_argument("output", help="the trace file to write")
+    synth.add_argument("--seconds", default="10s", help="its length (default: %(default)s)")
+    synth.add_argument("--rate", default="10Mbit", help="its rate; square: the high rate (default: %(default)s)")
+    synth.add_argument("--low", default=None, help="square: the low rate; walk: the lowest rate")
+    synth.add_argument("--period", default="2s", help="square: one cycle (default: %(default)s)")
+    synth.add_argument("--step", default="100ms", help="walk: how often the rate moves (default: %(default)s)")
+    synth.add_argument("--seed", type=int, default=1, help="walk: the random walk's seed (default: %(default)s)")
+    synth.set_defaults(handler="cmd_trace_synth")
+    showing = trace_sub.add_parser("show", parents=[results], help="a trace's length, average rate and replay "
+                                   "schedules")
+    showing.add_argument("trace", help="a Mahimahi trace file")
+    showing.set_defaults(handler="cmd_trace_show")
     command("preflight", help="check root, tools and kernel features").set_defaults(handler="cmd_preflight")
     command("clean", help="remove namespaces, veths and processes a killed run left").set_defaults(handler="cmd_clean")
     fetching = command("fetch-data", help="fetch Mahimahi's LTE traces and ReBBR's numbers (pinned commits, "

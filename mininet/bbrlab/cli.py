@@ -14,14 +14,14 @@ from pathlib import Path
 
 from . import log
 from . import arguments, cli_files
-from .spec import experiment as spec
+from .schema import experiment as spec
 from .errors import EXIT_CLAIM, EXIT_ERROR, EXIT_INTERRUPT, EXIT_REJECTED, BbrlabError, SpecError, did_you_mean
 from .store.metadata import REPO
-from .spec.root import require
-from .spec import claim_points
-from .spec.catalog import by_name, refuse_namesakes
-from .spec.datasets import MissingData
-from .spec.selection import parse_only, select, with_action
+from .schema.root import require
+from .schema import claim_points
+from .schema.catalog import by_name, refuse_namesakes
+from .schema.datasets import MissingData
+from .schema.selection import parse_only, select, with_action
 from .store.pack import is_archive, open_run
 from .output.style import formats
 
@@ -318,10 +318,10 @@ def _strict_status(args, verdict: dict) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .spec import aqm, link
+    from .schema import aqm_format, link
 
-    path = aqm.calibration_path(args.aqm, link.default_shaper({"aqm": args.aqm})) if args.aqm else None
-    sets = (aqm.path_sets(path) if path else []) + (args.set or [])
+    path = aqm_format.calibration_path(args.aqm, link.default_shaper({"aqm": args.aqm})) if args.aqm else None
+    sets = (aqm_format.path_sets(path) if path else []) + (args.set or [])
     points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", sets, quick=args.quick).points
     _preflight(list(points))
     from .runs import calibrate
@@ -342,14 +342,14 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     if all(p.experiment == "fidelity" for p in points):  # also: no points at all
         return None
     from .runs import calibrate
-    from .spec import aqm
+    from .schema import aqm_format
 
     def top(pts: list[spec.Point]) -> float:
         return max(max([p.link.rate] + [c.rate for c in p.link.changes]) for p in pts)
 
     by_path: dict[str, list[spec.Point]] = {}
     for p in points:
-        path = aqm.calibration_path(p.link.aqm.kind, p.link.shaper)
+        path = aqm_format.calibration_path(p.link.aqm.kind, p.link.shaper)
         if path:
             by_path.setdefault(path, []).append(p)
     figure = not getattr(args, "no_figure", False)

@@ -1,5 +1,5 @@
 """The commands on stored runs and the project's own files: export, compare, pack, unpack,
-lab list and lab check, format-doc, fetch-data. cli.py dispatches to them (HANDLERS).
+lab list and lab check, format-doc, fetch-data, trace synth and trace show. cli.py dispatches to them (HANDLERS).
 """
 
 from __future__ import annotations
@@ -88,5 +88,34 @@ def cmd_fetch_data(args) -> int:
     return EXIT_ERROR if errors else 0
 
 
+def cmd_trace_synth(args) -> int:
+    from .schema import traces, units
+
+    try:
+        times = traces.synthesize(args.kind, units.duration(args.seconds, "--seconds"), units.rate(args.rate, "--rate"),
+                                  units.rate(args.low, "--low") if args.low else None,
+                                  units.duration(args.period, "--period"), units.duration(args.step, "--step"),
+                                  args.seed)
+    except ValueError as exc:  # a length, rate or kind synthesize cannot make
+        raise SpecError(f"trace synth: {exc}") from None
+    output = Path(args.output)
+    if output.is_dir():
+        raise SpecError(f"trace synth: {output} is a directory; give the trace file to write")
+    try:
+        traces.write(output, times)
+    except OSError as exc:
+        raise SpecError(f"trace synth: cannot write {output} ({exc.strerror})") from None
+    print("\n".join(traces.summary_lines(traces.load(output))))
+    return 0
+
+
+def cmd_trace_show(args) -> int:
+    from .schema import traces
+
+    print("\n".join(traces.summary_lines(traces.load(Path(args.trace)))))
+    return 0
+
+
 # the handlers cli.py adds to its own, under the names arguments.py gives them
-HANDLERS = (cmd_export, cmd_compare, cmd_pack, cmd_unpack, cmd_lab_list, cmd_lab_check, cmd_format_doc, cmd_fetch_data)
+HANDLERS = (cmd_export, cmd_compare, cmd_pack, cmd_unpack, cmd_lab_list, cmd_lab_check, cmd_format_doc, cmd_fetch_data,
+            cmd_trace_synth, cmd_trace_show)

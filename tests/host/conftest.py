@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.analysis import analyze as analysis
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.store.results import RunDir, write_json
 

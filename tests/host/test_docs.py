@@ -2,7 +2,7 @@
 each inline command) is checked on this host, without root and without the VM:
 
 - what only reads specs and results runs here as shown: bbrlab's list, plot, report, export,
-  compare, lab and format-doc, the figure scripts' plot, list and report, `python3 -m
+  compare, lab, trace and format-doc, the figure scripts' plot, list and report, `python3 -m
   bbrlab...`; a placeholder (`<run>`, DIR, FILE, ...) stands for a results directory made from
   a captured point, or a small trace, and results/ for that results root; `python3 -m pytest
   PATH` is checked by its paths, which must exist;
@@ -42,7 +42,8 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 ELIDED = "..."  # a handout's "and so on" between two commands, not a command
 
 READ_ONLY = {"list", "plot", "report", "export", "compare", "lab", "format-doc", "run",  # run: with --dry-run
-             "pack", "unpack"}  # they read and write runs only: here, as shown
+             "pack", "unpack",  # they read and write runs only: here, as shown
+             "trace"}  # a synthetic trace written, or one shown
 LEFT_TO_CI = {"preflight", "calibrate", "clean", "suite", "merge", "fetch-data",
               "shell",  # root and the kernel, shards, the network
               "results-doc"}  # the real traces, which these tests stand in for: test_docs_numbers.py runs it
@@ -258,7 +259,7 @@ class Checker:
         while i < len(args) and args[i].startswith("-"):  # options before the subcommand
             i += 2 if args[i] == "--results" else 1
         sub = args[i] if i < len(args) else None
-        path = args[i:i + 2] if sub == "lab" else args[i:i + 1]
+        path = args[i:i + 2] if sub in ("lab", "trace") else args[i:i + 1]
         rest = args[i + len(path):]
         if sub is None or sub in LEFT_TO_CI or (self.shown.inline and not rest):
             self.offered("bbrlab", path, Simple(argv).options)
@@ -283,7 +284,7 @@ class Checker:
         """The runs a lab check names (results/NAME/STAMP) stand for a student's: here each is
         a run of the lab's experiment interrupted before its first point."""
         from bbrlab.runs import lab
-        from bbrlab.spec import experiment as spec
+        from bbrlab.schema import experiment as spec
         from bbrlab.store.results import MEASUREMENT, write_json
 
         files = {spec.load(r.file, quick=True).name: r.file for r in lab.find(number).runs}
@@ -453,7 +454,7 @@ def test_the_docs_show_commands():
 def stand_ins(tmp_path_factory) -> tuple[Path, Path]:
     """The traces and ReBBR's numbers are not the project's to ship: synthetic traces under
     the names the experiments use, and an empty folder for the reference numbers."""
-    from bbrlab.spec import traces
+    from bbrlab.schema import traces
 
     folder = tmp_path_factory.mktemp("traces")
     for name in ("Verizon-LTE-short.up", "Verizon-LTE-short.down"):
@@ -484,7 +485,7 @@ def test_every_relative_link_points_at_a_file(doc):
 
 
 TOP = ("mininet/", "docs/", "labs/", "tests/", "vm/", "ansible/", "experiments/", "benchmarks/", ".ci/")
-LAYERS = ("spec/", "emulation/", "traffic/", "store/", "analysis/", "verdicts/", "output/", "runs/")
+LAYERS = ("schema/", "emulation/", "traffic/", "store/", "analysis/", "verdicts/", "output/", "runs/")
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(REPO)) for d in DOCS])

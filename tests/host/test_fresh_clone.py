@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.spec import datasets
+from bbrlab.schema import datasets
 
 REPO = Path(__file__).resolve().parents[2]
 WATCHED = ("vagrant", "virsh", "ip", "tc", "modprobe")  # the VM and the kernel probe: never here

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab import __version__
-from bbrlab.spec import root
+from bbrlab.schema import root
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = "/usr/bin/python3"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.analysis import parsers
-from bbrlab.traffic import shortflows
+from bbrlab.analysis import tool_output
+from bbrlab.traffic.inhost import shortflows
 
 PROGRAM = Path(shortflows.__file__)
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -44,7 +44,7 @@ def sink(tmp_path):
     proc.terminate()
     proc.wait(timeout=10)
     out.close()
-    summary = parsers.parse_shortflows((tmp_path / "sink.jsonl").read_text(), "sink.jsonl")[1]
+    summary = tool_output.parse_shortflows((tmp_path / "sink.jsonl").read_text(), "sink.jsonl")[1]
     assert summary["role"] == "sink" and summary["cpu_s"] >= 0
 
 
@@ -52,7 +52,7 @@ def send(tmp_path, schedule: dict) -> tuple[list[dict], dict]:
     (tmp_path / "schedule.json").write_text(json.dumps(schedule))
     subprocess.run([sys.executable, str(PROGRAM), "send", "--schedule", str(tmp_path / "schedule.json"),
                     "--out", str(tmp_path / "send.jsonl")], check=True, timeout=60)
-    return parsers.parse_shortflows((tmp_path / "send.jsonl").read_text(), "send.jsonl")
+    return tool_output.parse_shortflows((tmp_path / "send.jsonl").read_text(), "send.jsonl")
 
 
 def test_flows_with_bbr_and_cubic_complete_with_their_bytes_and_cc(tmp_path, sink):

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, RESULTS
 
 from bbrlab.runs import calibrate
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")

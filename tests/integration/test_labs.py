@@ -24,7 +24,7 @@ import pytest
 from conftest import REPO, RESULTS, bbrlab, by_point, only_with_all
 
 from bbrlab.runs import lab
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.store.results import RunDir, read_json, write_json
 

@@ -26,7 +26,7 @@ def test_the_pinned_build_is_installed_and_offers_the_ccs_the_format_takes():
     offered = {w.strip() for w in listed.group(1).split(",")}
     assert {"bbr", "bbr1", "cubic", "newreno"} <= offered, offered
     assert shutil.which("picolog_t") == f"{PREFIX}/bin/picolog_t"  # its binary-log reader
-    from bbrlab.spec.ccs import QUIC_CCS
+    from bbrlab.schema.ccs import QUIC_CCS
     assert set(QUIC_CCS) == offered, offered  # the names the experiment format takes are picoquic's own
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import RESULTS, fresh_quick, only_with_all
 
-from bbrlab.analysis import fct, parsers
-from bbrlab.spec import experiment as spec
-from bbrlab.spec.datasets import MissingData
+from bbrlab.analysis import fct, tool_output
+from bbrlab.schema import experiment as spec
+from bbrlab.schema.datasets import MissingData
 from bbrlab.store.results import RunDir, read_json
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
@@ -37,7 +37,7 @@ def flow_records(folder: Path) -> list[dict]:
     found = []
     for schedule in sorted((folder / "raw").glob("shortflows-schedule-g*.json")):
         out = schedule.with_name(schedule.name.replace("-schedule", "").replace(".json", ".jsonl"))
-        records, summary = parsers.parse_shortflows(out.read_text(), out.name)
+        records, summary = tool_output.parse_shortflows(out.read_text(), out.name)
         planned = json.loads(schedule.read_text())["flows"]
         assert [r["id"] for r in records] == [f["id"] for f in planned], out  # none dropped
         assert summary is not None and summary["cpu_s"] > 0, out

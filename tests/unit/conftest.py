@@ -38,7 +38,7 @@ def synthetic_traces(tmp_path_factory):
     """Unit tests never read the real Mahimahi traces or published results (they are not the
     project's to ship): $BBRLAB_TRACES holds synthetic stand-ins under the names the
     experiments use, and $BBRLAB_REFERENCE an empty folder."""
-    from bbrlab.spec import traces
+    from bbrlab.schema import traces
 
     folder = tmp_path_factory.mktemp("traces")
     for name in ("Verizon-LTE-short.up", "Verizon-LTE-short.down"):
@@ -63,7 +63,7 @@ def step_run():
     from pathlib import Path
 
     from bbrlab.analysis import analyze as analysis
-    from bbrlab.spec import experiment as spec
+    from bbrlab.schema import experiment as spec
     from bbrlab.emulation import topo
     from bbrlab.store import metadata
     from bbrlab.store.results import MEASUREMENT, RunDir, write_json

@@ -8,7 +8,7 @@ import pytest
 from bbrlab.analysis import analyze as analysis
 from bbrlab.analysis import cpu_metrics
 from bbrlab.analysis.reanalysis import reanalyze
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
 

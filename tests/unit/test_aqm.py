@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from bbrlab.analysis import aqm_metrics, system_parsers
-from bbrlab.emulation import aqm as aqm_tc
+from bbrlab.analysis import aqm_metrics, system_output
+from bbrlab.emulation import aqm_qdisc as aqm_tc
 from bbrlab.emulation import plan_text, shapers, topo
 from bbrlab.errors import SpecError
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 
 def raw(**link) -> dict:
@@ -134,7 +134,7 @@ def test_an_aqm_s_own_counters_are_kept_and_summarized():
     text = (_tc_block(100.0, [_qdisc(ecn_mark=3, drops=1)])
             + _tc_block(103.0, [_qdisc(ecn_mark=40, drops=2, backlog=12500, qlen=9)])
             + _tc_block(104.0, [_qdisc(ecn_mark=55, drops=2, backlog=6250, qlen=5)]))
-    samples = system_parsers.parse_tc_qdiscs(text)
+    samples = system_output.parse_tc_qdiscs(text)
     assert samples[1].xstats == {"ecn_mark": 40}
     series, out = {}, {}
     aqm_metrics.summarize(samples, aqm_metrics.stepwise([(0.0, 10e6)]), 100.0, 2.0, 10.0, series, out)
@@ -146,27 +146,27 @@ def test_an_aqm_s_own_counters_are_kept_and_summarized():
 def test_cake_s_tins_give_its_marks_and_sojourn_and_a_fifo_has_none():
     cake = _qdisc(kind="cake", tins=[{"sent_packets": 900, "ecn_mark": 7, "avg_delay_us": 4800},
                                      {"sent_packets": 0, "ecn_mark": 0, "avg_delay_us": 0}])
-    sample = system_parsers.parse_tc_qdiscs(_tc_block(1.0, [cake]))[0]
+    sample = system_output.parse_tc_qdiscs(_tc_block(1.0, [cake]))[0]
     assert aqm_metrics.ce_marks(sample) == 7 and aqm_metrics.aqm_delay_ms(sample) == 4.8
-    fifo = system_parsers.parse_tc_qdiscs(_tc_block(1.0, [_qdisc(kind="pfifo")]))[0]
+    fifo = system_output.parse_tc_qdiscs(_tc_block(1.0, [_qdisc(kind="pfifo")]))[0]
     assert aqm_metrics.ce_marks(fifo) is None and aqm_metrics.aqm_delay_ms(fifo) is None
 
 
 def test_the_queue_s_delay_is_at_the_rate_then_configured():
     text = _tc_block(100.0, [_qdisc(backlog=12500)]) + _tc_block(105.0, [_qdisc(backlog=12500)])
     series, out = {}, {}
-    aqm_metrics.summarize(system_parsers.parse_tc_qdiscs(text), aqm_metrics.stepwise([(0.0, 10e6), (4.0, 20e6)]), 100.0, 0.0,
+    aqm_metrics.summarize(system_output.parse_tc_qdiscs(text), aqm_metrics.stepwise([(0.0, 10e6), (4.0, 20e6)]), 100.0, 0.0,
                           10.0, series, out)
     assert series["queue_delay"] == [[0.0, 10.0], [5.0, 5.0]]
 
 
 def test_on_a_trace_the_queue_s_delay_is_at_the_rate_the_schedule_then_offered():
-    from bbrlab.spec.traces import Schedule
+    from bbrlab.schema.traces import Schedule
 
     schedule = Schedule(trace="t", interval=0.01, period=2.0, times=(0.0, 1.0), rates=(10e6, 5e6),
                         trace_average=7.5e6, scale=1.0)
     assert [schedule.rate_at(t) for t in (-1.0, 0.5, 1.5, 2.5, 3.5)] == [10e6, 10e6, 5e6, 10e6, 5e6]
     text = _tc_block(100.0, [_qdisc(backlog=12500)]) + _tc_block(101.5, [_qdisc(backlog=12500)])
     series, out = {}, {}
-    aqm_metrics.summarize(system_parsers.parse_tc_qdiscs(text), schedule.rate_at, 100.0, 0.0, 10.0, series, out)
+    aqm_metrics.summarize(system_output.parse_tc_qdiscs(text), schedule.rate_at, 100.0, 0.0, 10.0, series, out)
     assert series["queue_delay"] == [[0.0, 10.0], [1.5, 20.0]]

@@ -1,4 +1,4 @@
-"""The BBR state sampler (traffic/bbr_diag.py): tcp_bbr_info decoded by its length (v1's 20
+"""The BBR state sampler (traffic/inhost/bbr_diag.py): tcp_bbr_info decoded by its length (v1's 20
 bytes, v3's 52 as the BBRv3 patch's inet_diag.h lays them out), a sock_diag answer turned
 into a record, one sampler per host with a BBR flow; and, where this host's kernel has
 tcp_bbr, the program asking the kernel about a real connection over loopback."""
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from bbrlab.emulation.topo import FlowPlan, Plan
-from bbrlab.traffic import bbr_diag, sampling
+from bbrlab.traffic import sampling
+from bbrlab.traffic.inhost import bbr_diag
 
 MBIT_BYTES = 125_000  # 1 Mbit/s in bytes/s, the kernel's unit for rates
 

@@ -12,7 +12,7 @@ from bbrlab.analysis import analyze as analysis
 from bbrlab.analysis import bbr_state
 from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 STEP_BBR = Path(__file__).resolve().parents[1] / "fixtures" / "step-bbr"
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

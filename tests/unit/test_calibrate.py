@@ -6,7 +6,7 @@ import struct
 
 import pytest
 from bbrlab.runs import calibrate
-from bbrlab.analysis import metrics, system_parsers
+from bbrlab.analysis import metrics, system_output
 from bbrlab.errors import ParseError
 
 FRAME = 1514
@@ -32,20 +32,20 @@ def paced(rate_bps: float, seconds: float, t0: float = 1000.0) -> list[tuple[flo
 @pytest.mark.parametrize(("nano", "big"), [(False, False), (True, False), (False, True)])
 def test_pcap_frames_keep_the_wire_length_and_time(nano, big):
     frames = [(1700000000.25, 1514), (1700000000.5, 66)]
-    got = system_parsers.parse_pcap_frames(pcap(frames, nano, big))
+    got = system_output.parse_pcap_frames(pcap(frames, nano, big))
     assert [n for _, n in got] == [1514, 66]
     assert got[0][0] == pytest.approx(1700000000.25, abs=1e-6) and got[1][0] == pytest.approx(1700000000.5, abs=1e-6)
 
 
 def test_pcap_cut_off_mid_record_keeps_the_whole_records():
     data = pcap([(1.0, 1514), (2.0, 1514)])
-    assert len(system_parsers.parse_pcap_frames(data[:-10])) == 1
+    assert len(system_output.parse_pcap_frames(data[:-10])) == 1
 
 
 @pytest.mark.parametrize("data", [b"", b"\x00" * 24, b"abcd" + b"\x00" * 30])
 def test_pcap_not_a_capture(data):
     with pytest.raises(ParseError, match="^pcap:"):
-        system_parsers.parse_pcap_frames(data)
+        system_output.parse_pcap_frames(data)
 
 
 def test_a_paced_link_never_peaks_above_its_rate():
@@ -88,14 +88,14 @@ CYCLICTEST = """\
 
 
 def test_cyclictest_histogram_and_summary():
-    got = system_parsers.parse_cyclictest(CYCLICTEST)
+    got = system_output.parse_cyclictest(CYCLICTEST)
     assert got == {"min_us": 50.0, "avg_us": 71.0, "p50_us": 50.0, "p99_us": 300.0, "max_us": 2345.0,
                    "samples": 5000}
 
 
 def test_cyclictest_without_histogram_is_an_error():
     with pytest.raises(ParseError, match="^cyclictest:"):
-        system_parsers.parse_cyclictest("T: 0 ( 1234) P:80 I:1000 C:   5000 Min:   50 Act:   60 Avg:   71 Max:  2345\n")
+        system_output.parse_cyclictest("T: 0 ( 1234) P:80 I:1000 C:   5000 Min:   50 Act:   60 Avg:   71 Max:  2345\n")
 
 
 def record(rate: float, cc: str, **mets) -> dict:

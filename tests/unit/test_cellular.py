@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.verdicts import references
+from bbrlab.verdicts import reference_numbers
 from bbrlab.output import report
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
 from bbrlab.store.results import RunDir, write_atomic, write_json
@@ -50,17 +50,17 @@ def test_without_the_trace_the_experiment_is_one_error_naming_the_key_and_the_fe
 
 def test_rebbrs_csv_is_read_by_path_as_goodput_by_loss_percent(rebbr):
     exp = spec.load(EXPERIMENTS / "cellular.yaml", quick=True)
-    assert references.csv_path(exp.reference) == rebbr / "rebbr" / "experiment4.csv"
-    assert references.series(exp.reference) == {"cubic": {0.001: 5.9, 1.0: 1.2}, "bbr": {0.001: 5.7, 1.0: 5.6}}
+    assert reference_numbers.csv_path(exp.reference) == rebbr / "rebbr" / "experiment4.csv"
+    assert reference_numbers.series(exp.reference) == {"cubic": {0.001: 5.9, 1.0: 1.2}, "bbr": {0.001: 5.7, 1.0: 5.6}}
 
 
 def test_without_the_csv_there_is_no_comparison_and_a_bad_csv_names_its_line(monkeypatch, tmp_path):
     monkeypatch.setenv("BBRLAB_REFERENCE", str(tmp_path))
-    assert references.series({"csv": "$BBRLAB_REFERENCE/none.csv"}) == {}
-    assert references.series({"series": {"bbr": {1: 2.0}}}) == {"bbr": {1: 2.0}}
+    assert reference_numbers.series({"csv": "$BBRLAB_REFERENCE/none.csv"}) == {}
+    assert reference_numbers.series({"series": {"bbr": {1: 2.0}}}) == {"bbr": {1: 2.0}}
     (tmp_path / "bad.csv").write_text("congestion_control, loss_rate, goodput_Mbps\nbbr, x, 1\n")
     with pytest.raises(SpecError, match="bad.csv:2"):
-        references.series({"csv": "$BBRLAB_REFERENCE/bad.csv"})
+        reference_numbers.series({"csv": "$BBRLAB_REFERENCE/bad.csv"})
 
 
 def _a_finished_run(root: Path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from bbrlab.verdicts import claims
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.errors import SpecError
 
 # the claims engine is tested on a fixed set of four claims (figure 5's of before its sweep)

@@ -10,9 +10,9 @@ import pytest
 
 from bbrlab.analysis import analyze as analysis, classes
 from bbrlab.verdicts import claims
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
-from bbrlab.spec.experiment import Claim
+from bbrlab.schema.experiment import Claim
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from bbrlab import cli
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.runs import suite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -552,7 +552,7 @@ def test_every_command_and_lab_subcommand_has_its_handler():
             yield parser.get_default("handler")
 
     named = set(handlers(arguments.parser(Path("results"))))
-    assert named == set(cli.HANDLERS) and len(named) == 19
+    assert named == set(cli.HANDLERS) and len(named) == 21
 
 
 def test_the_whole_suite_names_and_skips_what_this_kernel_cannot_run(capsys, monkeypatch, tmp_path):

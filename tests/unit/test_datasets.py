@@ -1,4 +1,4 @@
-"""The data bbrlab reads but does not ship (spec/datasets.py) and `bbrlab fetch-data`
+"""The data bbrlab reads but does not ship (schema/datasets.py) and `bbrlab fetch-data`
 (runs/fetch.py): the read order, the one line said when a file is missing, and the fetch
 checked offline against a file:// mirror of stand-in files (never the network)."""
 
@@ -9,9 +9,9 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.runs import fetch
-from bbrlab.spec import datasets, traces
-from bbrlab.spec import experiment as spec
-from bbrlab.verdicts import references
+from bbrlab.schema import datasets, traces
+from bbrlab.schema import experiment as spec
+from bbrlab.verdicts import reference_numbers
 
 REPO = Path(__file__).resolve().parents[2]
 FETCH = "run `./bbrlab fetch-data`"
@@ -51,7 +51,7 @@ def test_a_path_through_the_unset_variable_is_the_first_folder_that_has_the_file
     put(data / "traces" / "Verizon-LTE-short.up")
     assert traces.resolve(value, "link.trace") == data / "traces" / "Verizon-LTE-short.up"
     put(shared / "reference" / "rebbr" / "experiment4.csv")
-    assert references.csv_path({"csv": "${BBRLAB_REFERENCE}/rebbr/experiment4.csv"}) == \
+    assert reference_numbers.csv_path({"csv": "${BBRLAB_REFERENCE}/rebbr/experiment4.csv"}) == \
         shared / "reference" / "rebbr" / "experiment4.csv"
 
 
@@ -61,9 +61,9 @@ def test_a_missing_file_fetch_data_provides_is_one_line_naming_it_and_the_comman
         spec.load(REPO / "experiments" / "cellular.yaml")
     assert str(err.value) == (f"link.trace: needs trace Verizon-LTE-short.up (not in {data / 'traces'} or "
                               f"{shared / 'traces'}): {FETCH}")
-    lacking = references.missing({"csv": "$BBRLAB_REFERENCE/rebbr/experiment4.csv"})
+    lacking = reference_numbers.missing({"csv": "$BBRLAB_REFERENCE/rebbr/experiment4.csv"})
     assert lacking.needs.startswith("needs reference file rebbr/experiment4.csv (not in ") and lacking.needs.endswith(FETCH)
-    note = references.note("cellular", {"csv": "$BBRLAB_REFERENCE/rebbr/experiment4.csv"})
+    note = reference_numbers.note("cellular", {"csv": "$BBRLAB_REFERENCE/rebbr/experiment4.csv"})
     assert note.startswith("cellular is compared with no reference here: it needs reference file")
 
 
@@ -71,8 +71,8 @@ def test_a_missing_file_of_ones_own_is_its_readers_to_report(folders, tmp_path):
     assert datasets.check(tmp_path / "mine.up", "traces", "link.trace") == tmp_path / "mine.up"
     other = datasets.DATA / "traces" / "TMobile-LTE-short.up"  # not one fetch-data provides
     assert datasets.check(other, "traces", "link.trace") == other
-    assert references.missing({"csv": str(tmp_path / "mine.csv")}) is None
-    assert references.missing({"series": {"bbr": {1: 2.0}}}) is None
+    assert reference_numbers.missing({"csv": str(tmp_path / "mine.csv")}) is None
+    assert reference_numbers.missing({"series": {"bbr": {1: 2.0}}}) is None
 
 
 def test_folders_are_shown_from_the_checkout():

@@ -4,8 +4,8 @@ file's axes, each refused case in one line."""
 import pytest
 
 from bbrlab.errors import SpecError
-from bbrlab.spec import experiment as spec
-from bbrlab.spec.selection import parse_only, select
+from bbrlab.schema import experiment as spec
+from bbrlab.schema.selection import parse_only, select
 
 
 def pairs(**top) -> dict:

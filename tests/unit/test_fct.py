@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from bbrlab.analysis import analyze as analysis, classes, fct, parsers
+from bbrlab.analysis import analyze as analysis, classes, fct, tool_output
 from bbrlab.verdicts import claims
-from bbrlab.spec import experiment as spec, traces
+from bbrlab.schema import experiment as spec, traces
 from bbrlab.emulation import topo
 from bbrlab.errors import ParseError
-from bbrlab.spec.claims import parse as parse_claims
+from bbrlab.schema.claim_format import parse as parse_claims
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = 1000.0
@@ -23,7 +23,7 @@ RATE = 20e6
 def records() -> list[dict]:
     out = []
     for name in ("shortflows-g1.jsonl", "shortflows-g2.jsonl"):
-        out += parsers.parse_shortflows((FIXTURES / name).read_text(), name)[0]
+        out += tool_output.parse_shortflows((FIXTURES / name).read_text(), name)[0]
     return out
 
 
@@ -128,7 +128,7 @@ def test_a_cdf_keeps_at_most_its_points_and_the_largest_value():
 
 
 def test_the_program_s_lines_parse_and_bad_lines_name_the_file_and_line():
-    recs, summary = parsers.parse_shortflows((FIXTURES / "shortflows-g1.jsonl").read_text(), "g1.jsonl")
+    recs, summary = tool_output.parse_shortflows((FIXTURES / "shortflows-g1.jsonl").read_text(), "g1.jsonl")
     assert len(recs) == 4 and summary["cpu_s"] == 0.2
     good = (FIXTURES / "shortflows-g1.jsonl").read_text().splitlines()[0]
     for text, message in [(good + "\n{not json\n", "g1.jsonl:2: not a JSON line"),
@@ -136,9 +136,9 @@ def test_the_program_s_lines_parse_and_bad_lines_name_the_file_and_line():
                           (good.replace('"size":10000', '"size":"big"'), "g1.jsonl:1: field 'size'"),
                           (good.replace('"end":1000.25', '"end":null'), "g1.jsonl:1: a completed flow without")]:
         with pytest.raises(ParseError) as exc:
-            parsers.parse_shortflows(text, "g1.jsonl")
+            tool_output.parse_shortflows(text, "g1.jsonl")
         assert str(exc.value).startswith(message)
-    assert parsers.parse_shortflows("", "x") == ([], None)
+    assert tool_output.parse_shortflows("", "x") == ([], None)
 
 
 MIX = {"link": {"rate": "20Mbit", "rtt": "50ms", "buffer": "2bdp"}, "cc": "bbr",
@@ -189,7 +189,7 @@ def test_a_claim_reads_a_short_flow_class_by_its_group():
 
 
 def test_a_short_flow_point_is_analyzed_whole_and_writes_only_known_metric_names(tmp_path):
-    from bbrlab.spec.metric_names import ALL_METRICS
+    from bbrlab.schema.metric_names import ALL_METRICS
 
     point, plan, raw = mix_point(tmp_path)
     (raw / "ping-g1.txt").write_text((FIXTURES / "ping_bbr.txt").read_text())

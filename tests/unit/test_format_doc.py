@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.output import format_doc, plot_kinds
-from bbrlab.spec import aqm, experiment as spec, workload
+from bbrlab.schema import aqm_format, experiment as spec, workload
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "experiment-format.md"
@@ -24,9 +24,9 @@ def test_the_committed_reference_is_what_format_doc_writes(capsys):
 
 def test_every_accepted_key_is_listed_and_nothing_else():
     accepted = {k for k in spec.TOP_KEYS if k not in ("link", "sampling", "plot")}
-    blocks = aqm.LINK_KEYS - {"aqm"}  # one block of parameters per AQM, listed by parameter
+    blocks = aqm_format.LINK_KEYS - {"aqm"}  # one block of parameters per AQM, listed by parameter
     accepted |= {f"link.{k}" for k in spec.LINK_KEYS - blocks} | {f"flows.*.{k}" for k in spec.FLOW_KEYS}
-    accepted |= {f"link.{kind}.{name}" for kind in blocks for name in aqm.PARAMS[kind]}
+    accepted |= {f"link.{kind}.{name}" for kind in blocks for name in aqm_format.PARAMS[kind]}
     accepted |= {f"sampling.{k}" for k in spec.SAMPLING_KEYS} | {f"plot.{k}" for k in spec.PLOT_KEYS}
     accepted |= {f"claims.*.{k}" for k in spec.CLAIM_KEYS}
     accepted |= {f"flows.*.workload.{k}" for k in workload.KEYS}
@@ -53,7 +53,7 @@ def test_the_listed_default_is_the_one_applied(key):
     base = dict(BASE, link=dict(BASE["link"], shaper="htb")) if key == "link.burst" else BASE
     if key.startswith("link.slot_"):  # the slot's companions mean something only with a slot
         base = dict(BASE, link=dict(BASE["link"], slot="2ms"))
-    if key.count(".") == 2 and key.split(".")[1] in aqm.PARAMS:  # an AQM's parameter, with that AQM
+    if key.count(".") == 2 and key.split(".")[1] in aqm_format.PARAMS:  # an AQM's parameter, with that AQM
         base = dict(BASE, link=dict(BASE["link"], aqm=key.split(".")[1]))
     explicit = spec.build(base, [f"{key.replace('*', '0')}={default}"])
     implicit = spec.build(base)

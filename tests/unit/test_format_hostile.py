@@ -12,8 +12,8 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.emulation import topo
-from bbrlab.spec import experiment as spec
-from bbrlab.spec import selection
+from bbrlab.schema import experiment as spec
+from bbrlab.schema import selection
 from seeding import seeded
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -125,6 +125,7 @@ def tally():
 def test_a_dry_run_refuses_in_one_line_or_plans_what_was_written(capsys, case):
     path, key, text, expected, only = case
     argv = ["run", str(path), "--quick", "--dry-run", "--set", f"{key}={text}", *only]
+    capsys.readouterr()  # what drawing the case printed (inputs() loads files: their warnings), not the command's
     code = cli.main(argv)
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err, (argv, err)

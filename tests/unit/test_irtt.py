@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.analysis import irtt
+from bbrlab.analysis import irtt_output
 from bbrlab.errors import ParseError
-from bbrlab.spec import experiment as spec
-from bbrlab.traffic import irtt as probe
+from bbrlab.schema import experiment as spec
+from bbrlab.traffic import irtt_probe as probe
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "irtt-client.json"
 
@@ -22,23 +22,23 @@ def test_the_client_sends_sparse_small_packets_until_stopped():
 
 
 def test_a_real_clients_json_gives_each_directions_delay():
-    trips = irtt.parse(FIXTURE.read_text(), FIXTURE.name)
+    trips = irtt_output.parse(FIXTURE.read_text(), FIXTURE.name)
     assert len(trips) == 6 and all(t.lost == "false" for t in trips)
     first = trips[0]
     assert first.data_ms == pytest.approx(0.119713) and first.return_ms == pytest.approx(0.059913)
     assert trips[1].t - first.t == pytest.approx(0.1, abs=0.01)  # sent every 100 ms
-    assert irtt.parse("", "empty") == []
+    assert irtt_output.parse("", "empty") == []
     with pytest.raises(ParseError, match="x.json: not irtt's JSON output"):
-        irtt.parse('{"round_trips": [{"lost": "false"}]}', "x.json")
+        irtt_output.parse('{"round_trips": [{"lost": "false"}]}', "x.json")
 
 
 def test_the_summary_leaves_out_startup_and_counts_losses_while_the_flows_ran():
     t0 = 1000.0
-    trips = [irtt.RoundTrip(t0 + i * 0.5, 20.0 + i, 20.0, "false") for i in range(20)]  # 0 .. 9.5 s
-    trips[10] = irtt.RoundTrip(t0 + 5.0, None, None, "true_up")
-    trips.insert(0, irtt.RoundTrip(t0 - 1.0, 20.0, 20.0, "true"))  # before the flows: not counted
+    trips = [irtt_output.RoundTrip(t0 + i * 0.5, 20.0 + i, 20.0, "false") for i in range(20)]  # 0 .. 9.5 s
+    trips[10] = irtt_output.RoundTrip(t0 + 5.0, None, None, "true_up")
+    trips.insert(0, irtt_output.RoundTrip(t0 - 1.0, 20.0, 20.0, "true"))  # before the flows: not counted
     series, out = {}, {}
-    irtt.summarize({"g1": trips}, t0, startup=2.0, end=8.0, series=series, out=out)
+    irtt_output.summarize({"g1": trips}, t0, startup=2.0, end=8.0, series=series, out=out)
     # after startup: 24 .. 36 ms from 2 to 8 s, the lost one (at 5 s) left out: median 30
     assert out["owd_data_p50_ms"] == pytest.approx(30.0, abs=0.5)
     assert out["owd_return_p50_ms"] == 20.0

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.verdicts import judge
 from bbrlab.store.results import RunDir, write_json
 

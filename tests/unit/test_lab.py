@@ -7,7 +7,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.runs import lab
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.errors import BbrlabError, SpecError
 from bbrlab.store.results import MEASUREMENT, RunDir, write_atomic, write_json
 

@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mininet" / "bbrlab"
 
-LAYERS = ("ground", "spec", "emulation", "traffic", "store", "analysis", "verdicts", "output", "runs", "top")
+LAYERS = ("ground", "schema", "emulation", "traffic", "store", "analysis", "verdicts", "output", "runs", "top")
 GROUND = {"bbrlab", "bbrlab.errors", "bbrlab.log"}
 TOP = {"bbrlab.cli", "bbrlab.cli_files", "bbrlab.arguments", "bbrlab.__main__"}
 
@@ -145,6 +145,18 @@ def test_no_module_uses_another_modules_private_names():
     assert private_uses() == []
 
 
+def test_the_in_host_programs_import_the_standard_library_alone():
+    """traffic/inhost/ runs by path inside the emulated hosts, where bbrlab is not importable."""
+    programs = sorted((PACKAGE / "traffic" / "inhost").glob("*.py"))
+    assert {p.name for p in programs} >= {"shortflows.py", "bbr_diag.py"}
+    for path in programs:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0 and (node.module or "").split(".")[0] != "bbrlab", (path.name, node.lineno)
+            elif isinstance(node, ast.Import):
+                assert all(a.name.split(".")[0] != "bbrlab" for a in node.names), (path.name, node.lineno)
+
+
 def test_a_planted_circle_and_private_use_are_found(tmp_path):
     package = tmp_path / "bbrlab"
     (package / "output").mkdir(parents=True)
@@ -158,14 +170,14 @@ def test_a_planted_circle_and_private_use_are_found(tmp_path):
 
 def test_a_planted_back_import_is_found(tmp_path):
     package = tmp_path / "bbrlab"
-    for folder in ("spec", "output"):
+    for folder in ("schema", "output"):
         (package / folder).mkdir(parents=True)
         (package / folder / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     (package / "errors.py").write_text("")
-    (package / "output" / "plots.py").write_text("from ..spec import units\n")
-    (package / "spec" / "units.py").write_text("from ..errors import x\n\n\ndef f():\n    from ..output import plots\n")
-    assert back_imports(package) == ["bbrlab/spec/units.py:5: bbrlab.spec.units (spec) imports "
+    (package / "output" / "plots.py").write_text("from ..schema import units\n")
+    (package / "schema" / "units.py").write_text("from ..errors import x\n\n\ndef f():\n    from ..output import plots\n")
+    assert back_imports(package) == ["bbrlab/schema/units.py:5: bbrlab.schema.units (schema) imports "
                                      "bbrlab.output.plots (output)"]
 
 
@@ -173,16 +185,16 @@ def test_a_planted_back_import_is_found(tmp_path):
     ("from . import claims", "bbrlab.verdicts.claims"),
     ("from ..store.results import RunDir", "bbrlab.store.results"),
     ("from .. import __version__", "bbrlab"),
-    ("import bbrlab.spec.units", "bbrlab.spec.units"),
+    ("import bbrlab.schema.units", "bbrlab.schema.units"),
 ])
 def test_imports_are_resolved_to_modules(tmp_path, source, expected):
     package = tmp_path / "bbrlab"
-    for folder in ("verdicts", "store", "spec"):
+    for folder in ("verdicts", "store", "schema"):
         (package / folder).mkdir(parents=True)
         (package / folder / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     (package / "store" / "results.py").write_text("")
-    (package / "spec" / "units.py").write_text("")
+    (package / "schema" / "units.py").write_text("")
     (package / "verdicts" / "claims.py").write_text("")
     (package / "verdicts" / "me.py").write_text(source + "\n")
     assert imports(package / "verdicts" / "me.py", package) == [(1, expected)]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from bbrlab.analysis import parsers
-from bbrlab.spec import experiment as spec
+from bbrlab.analysis import tool_output
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
 
@@ -75,9 +75,9 @@ SS_REORDER = """0      0      10.0.1.1:24577 10.0.3.2:5201
 
 
 def test_ss_reord_seen_counts_and_defaults_to_zero():
-    (sample,) = parsers.parse_ss(f"### 1.0\n{SS_REORDER}")
+    (sample,) = tool_output.parse_ss(f"### 1.0\n{SS_REORDER}")
     assert sample.reord_seen == 7
-    (plain,) = parsers.parse_ss(f"### 1.0\n{SS_REORDER.replace(' reord_seen:7', '')}")
+    (plain,) = tool_output.parse_ss(f"### 1.0\n{SS_REORDER.replace(' reord_seen:7', '')}")
     assert plain.reord_seen == 0
 
 

@@ -9,7 +9,7 @@ import pytest
 from bbrlab import arguments, cli, log
 from bbrlab.emulation import links
 from bbrlab.runs import runner
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 
 @pytest.fixture(autouse=True)

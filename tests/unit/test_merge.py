@@ -12,7 +12,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.runs import merge, runner, shard
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.errors import BbrlabError
 from bbrlab.store.results import RunDir, read_json, write_json
 

@@ -1,6 +1,6 @@
 """The names of the metrics a point's analysis writes. Each analysis module that writes
 metrics.json keys declares them beside its code (METRICS), as each plot kind declares the
-series it reads; the table of names (spec/metric_names.py: unit, meaning, what a claim may
+series it reads; the table of names (schema/metric_names.py: unit, meaning, what a claim may
 read) holds exactly what they declare, and what they write is what they declare: read from
 real analyses of captured and synthetic points, not from their source text."""
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from bbrlab import analysis as analysis_package
-from bbrlab.analysis import analyze, aqm_metrics, classes, cpu_metrics, fct, irtt, senders, trace_metrics
-from bbrlab.analysis.system_parsers import QdiscSample
+from bbrlab.analysis import analyze, aqm_metrics, classes, cpu_metrics, fct, irtt_output, senders, trace_metrics
+from bbrlab.analysis.system_output import QdiscSample
 from bbrlab.emulation import topo
-from bbrlab.spec import experiment as spec, traces
-from bbrlab.spec.metric_names import ALL_METRICS, CLAIMABLE
+from bbrlab.schema import experiment as spec, traces
+from bbrlab.schema.metric_names import ALL_METRICS, CLAIMABLE
 
 REPO = Path(__file__).resolve().parents[2]
 STEP_BBR = REPO / "tests" / "fixtures" / "step-bbr"
@@ -86,7 +86,7 @@ def analyzed(tmp_path: Path, name: str) -> dict:
 # ---------------------------------------------------------------- the table against the declarations
 
 def test_the_table_names_exactly_what_the_analysis_modules_declare():
-    assert sorted(WRITERS) == ["analyze", "aqm_metrics", "classes", "cpu_metrics", "fct", "irtt", "senders",
+    assert sorted(WRITERS) == ["analyze", "aqm_metrics", "classes", "cpu_metrics", "fct", "irtt_output", "senders",
                                "trace_metrics"]
     assert sorted(declared() - set(ALL_METRICS)) == []  # written without a unit and a meaning
     assert sorted(set(ALL_METRICS) - declared()) == []  # in the table, written by no module
@@ -102,7 +102,7 @@ def test_analyze_declares_exactly_the_keys_it_writes_itself(tmp_path, monkeypatc
     included; the points together reach every key it declares (none is dead)."""
     for module, name, nothing in ((classes, "per_class", {}), (fct, "summarize", {}), (fct, "programs", {}),
                                   (fct, "per_class", []), (aqm_metrics, "summarize", None),
-                                  (irtt, "summarize", None), (trace_metrics, "summarize", ({}, [])),
+                                  (irtt_output, "summarize", None), (trace_metrics, "summarize", ({}, [])),
                                   (trace_metrics, "kept", None), (cpu_metrics, "summarize", None),
                                   (senders, "summarize", None)):
         monkeypatch.setattr(module, name, lambda *args, nothing=nothing: nothing)
@@ -127,10 +127,10 @@ def the_queue() -> dict:
 
 
 def the_probe() -> dict:
-    trips = [irtt.RoundTrip(100.0 + k / 10, 20.0 + k % 3, 21.0, "false") for k in range(50)]
-    trips.append(irtt.RoundTrip(104.0, None, None, "true_up"))
+    trips = [irtt_output.RoundTrip(100.0 + k / 10, 20.0 + k % 3, 21.0, "false") for k in range(50)]
+    trips.append(irtt_output.RoundTrip(104.0, None, None, "true_up"))
     out: dict = {}
-    irtt.summarize({"g1": trips}, 100.0, 1.0, 10.0, {}, out)
+    irtt_output.summarize({"g1": trips}, 100.0, 1.0, 10.0, {}, out)
     return out
 
 
@@ -171,7 +171,7 @@ def the_senders() -> dict:
     return {k: v for k, v in out.items() if k != "link_busy"}
 
 
-@pytest.mark.parametrize(("module", "writes"), [(aqm_metrics, the_queue), (irtt, the_probe),
+@pytest.mark.parametrize(("module", "writes"), [(aqm_metrics, the_queue), (irtt_output, the_probe),
                                                 (trace_metrics, the_trace), (fct, the_short_flows),
                                                 (classes, the_classes), (cpu_metrics, the_cpus),
                                                 (senders, the_senders)],

@@ -23,7 +23,7 @@ from bbrlab.analysis.metrics import (
     throughput_series,
     utilization,
 )
-from bbrlab.analysis.parsers import Interval, parse_iperf3
+from bbrlab.analysis.tool_output import Interval, parse_iperf3
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -10,7 +10,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.output import differences, multirun, plot_kinds, plots
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import RunDir, write_json
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

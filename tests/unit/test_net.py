@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bbrlab.emulation import links, net, topo
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 
 class Node:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from bbrlab.errors import ParseError
-from bbrlab.analysis.parsers import parse_iperf3, parse_ping, parse_rate, parse_ss, ping_loss
-from bbrlab.analysis.system_parsers import CpuTimes, cpu_busy_fraction, parse_proc_stat, parse_tc_json, parse_tc_qdiscs
+from bbrlab.analysis.tool_output import parse_iperf3, parse_ping, parse_rate, parse_ss, ping_loss
+from bbrlab.analysis.system_output import CpuTimes, cpu_busy_fraction, parse_proc_stat, parse_tc_json, parse_tc_qdiscs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from bbrlab.analysis import classes, picoquic_log, quic_flows
+from bbrlab.analysis import classes, picoquic_output, quic_flows
 from bbrlab.emulation.topo import FlowPlan, build_plan
 from bbrlab.errors import ParseError, SpecError
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.traffic import picoquic
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "picoquic"
@@ -53,18 +53,18 @@ def test_the_plan_runs_the_server_on_the_sender_and_the_client_on_the_receiver()
 
 
 def test_the_client_report_and_the_server_file_from_the_testbed():
-    report = picoquic_log.parse_client((FIXTURES / "client.txt").read_text())
+    report = picoquic_output.parse_client((FIXTURES / "client.txt").read_text())
     assert report.download_bytes == 4_000_000 and report.seconds == pytest.approx(10.440769)
     assert report.ended - report.started == pytest.approx(10.80, abs=0.01)
     assert report.cpu_seconds == pytest.approx(1.323 + 0.730)  # the children's line of `times`
     server = (FIXTURES / "server.txt").read_text()
-    assert picoquic_log.parse_server_cpu(server) == pytest.approx(2.71)
-    assert picoquic_log.parse_clock(server) == pytest.approx(1795665650.398024 - 1578.310561)
+    assert picoquic_output.parse_server_cpu(server) == pytest.approx(2.71)
+    assert picoquic_output.parse_clock(server) == pytest.approx(1795665650.398024 - 1578.310561)
     failed = (FIXTURES / "client.txt").read_text().replace("Client exit with code = 0", "Client exit with code = 1")
     with pytest.raises(ParseError, match="the client failed: Client exit with code = 1"):
-        picoquic_log.parse_client(failed)
+        picoquic_output.parse_client(failed)
     with pytest.raises(ParseError, match="no `epoch` line"):
-        picoquic_log.parse_client("Client exit with code = 0\n")
+        picoquic_output.parse_client("Client exit with code = 0\n")
 
 
 def _sent(t, pn, stream):
@@ -99,23 +99,23 @@ EVENTS = [
 
 
 def test_the_qlog_gives_each_acknowledged_stream_byte_once_and_the_ccs_state():
-    log = picoquic_log.parse_qlog(qlog(EVENTS), "x.server.qlog")
+    log = picoquic_output.parse_qlog(qlog(EVENTS), "x.server.qlog")
     assert log.reference == 5.0 and log.mtu == 1030
     assert log.delivered == ((0.002, 1000), (0.003, 1000), (0.5, 1000))  # not packet 1, nor 0 twice
     assert log.states == ((0.0031, 5),) and log.retransmits == 1
     assert [d for _, d in log.metrics][0] == {"cwnd": 14400, "pacing_rate": 8000000, "latest_rtt": 900}
     with pytest.raises(ParseError, match="not a complete qlog"):
-        picoquic_log.parse_qlog(qlog(EVENTS)[:-40], "x.server.qlog")  # the server stopped before writing it out
+        picoquic_output.parse_qlog(qlog(EVENTS)[:-40], "x.server.qlog")  # the server stopped before writing it out
     with pytest.raises(ParseError, match="no 1-RTT packet sent"):
-        picoquic_log.parse_qlog(qlog(EVENTS[:1]), "x.server.qlog")
+        picoquic_output.parse_qlog(qlog(EVENTS[:1]), "x.server.qlog")
 
 
 def test_newly_acked_ranges_stay_merged():
     acked: list = []
-    assert picoquic_log._newly_acked(acked, 0, 5) == [(0, 5)]
-    assert picoquic_log._newly_acked(acked, 8, 9) == [(8, 9)] and acked == [[0, 5], [8, 9]]
-    assert picoquic_log._newly_acked(acked, 0, 12) == [(6, 7), (10, 12)] and acked == [[0, 12]]
-    assert picoquic_log._newly_acked(acked, 3, 4) == []
+    assert picoquic_output._newly_acked(acked, 0, 5) == [(0, 5)]
+    assert picoquic_output._newly_acked(acked, 8, 9) == [(8, 9)] and acked == [[0, 5], [8, 9]]
+    assert picoquic_output._newly_acked(acked, 0, 12) == [(6, 7), (10, 12)] and acked == [[0, 12]]
+    assert picoquic_output._newly_acked(acked, 3, 4) == []
 
 
 # picoquic's performance log (performance_log.c) as a server in the testbed wrote it, its CC
@@ -124,11 +124,11 @@ PERF = (FIXTURES / "perf.csv").read_text().replace(", 29560, 5, 1112355,", ", 29
 
 
 def test_the_performance_log_names_the_cc_that_ran():
-    row = picoquic_log.parse_perflog(PERF.format(ccalgo=7))
+    row = picoquic_output.parse_perflog(PERF.format(ccalgo=7))
     assert row["cc"] == "bbr1" and row["trains_s"] == 1039 and row["Duration"] == 7.291738 and row["ALPN"] == "perf"
-    assert picoquic_log.parse_perflog((FIXTURES / "perf.csv").read_text())["cc"] == "bbr"
+    assert picoquic_output.parse_perflog((FIXTURES / "perf.csv").read_text())["cc"] == "bbr"
     with pytest.raises(ParseError, match="no connection line"):
-        picoquic_log.parse_perflog(PERF.splitlines()[0])
+        picoquic_output.parse_perflog(PERF.splitlines()[0])
 
 
 def test_one_connection_row_and_series(tmp_path):

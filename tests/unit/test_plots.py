@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab.output import legends, plots, plots_loss, style
 from bbrlab.output.style import versions_named
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 
 pytest.importorskip("matplotlib")
@@ -203,7 +203,7 @@ def test_a_legend_with_no_empty_corner_left_of_a_panel_gets_headroom_in_decades(
 def test_cellulars_legend_on_an_unseen_trace_covers_none_of_its_points(synthetic_run, tmp_path):
     """On a trace ReBBR did not measure, the legend gains a "not drawn" entry; inside the axes
     it covered CUBIC's 0 % point and the ideal and Mathis lines it lists."""
-    from bbrlab.spec import traces
+    from bbrlab.schema import traces
 
     unseen = traces.write(tmp_path / "unseen.up", traces.synthesize("walk", 60.0, 9e6, step=0.5, seed=3))
     exp = spec.load(EXPERIMENTS / "cellular.yaml", [f"trace={unseen}", "loss=[0%,0.01%,1%,10%,50%]"])

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.output import plot_kinds, plots, plots_aqm
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab.emulation import topo
 from bbrlab.output import plot_kinds, plots, plots_bbr, style
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import write_json
 
 pytest.importorskip("matplotlib")

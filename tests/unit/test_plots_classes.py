@@ -7,7 +7,7 @@ import pytest
 
 from bbrlab.verdicts import claims
 from bbrlab.output import legends, plot_kinds, plots, plots_classes, plots_field, report_field, style
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 pytest.importorskip("matplotlib")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -9,7 +9,7 @@ import pytest
 from bbrlab.verdicts import claims
 from bbrlab.analysis import fct
 from bbrlab.output import legends, plots, plots_fct, report_field, style
-from bbrlab.spec import experiment as spec, workload
+from bbrlab.schema import experiment as spec, workload
 from bbrlab.emulation import topo
 
 pytest.importorskip("matplotlib")

@@ -7,7 +7,7 @@ import pytest
 
 from bbrlab.verdicts import claims
 from bbrlab.output import legends, plot_kinds, plots, plots_field, plots_paper, style
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.analysis import ware
 from bbrlab.store.results import write_json
 
@@ -167,16 +167,16 @@ def test_ietf_101s_point_is_drawn_only_beside_a_run_on_its_link(synthetic_run):
 
 def test_a_references_link_is_checked_at_load(tmp_path):
     from bbrlab.errors import SpecError
-    from bbrlab.spec import reference
+    from bbrlab.schema import reference_format
 
-    assert reference.parse({"source": "x", "at": {"rate": "100Mbit", "rtt": "100ms", "trace": "$T/a.up"}})["at"] == {
+    assert reference_format.parse({"source": "x", "at": {"rate": "100Mbit", "rtt": "100ms", "trace": "$T/a.up"}})["at"] == {
         "rate": 100e6, "rtt": 0.1, "trace": "a.up"}
     with pytest.raises(SpecError, match=r"reference.at: unknown key 'loss' \(known: rate, rtt, trace\)"):
-        reference.parse({"at": {"loss": "1%"}})
+        reference_format.parse({"at": {"loss": "1%"}})
     with pytest.raises(SpecError, match=r"reference: unknown key 'sauce' \(did you mean source\?\)"):
-        reference.parse({"sauce": "x"})
+        reference_format.parse({"sauce": "x"})
     with pytest.raises(SpecError, match=r"reference.at.rate"):
-        reference.parse({"at": {"rate": "10"}})
+        reference_format.parse({"at": {"rate": "10"}})
 
 
 def coexist_aqm_run(synthetic_run, bbr_share):

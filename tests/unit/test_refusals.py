@@ -11,8 +11,8 @@ import yaml
 from bbrlab import cli
 from bbrlab.emulation import plan_text, topo
 from bbrlab.errors import SpecError
-from bbrlab.spec import experiment as spec
-from bbrlab.spec import traces
+from bbrlab.schema import experiment as spec
+from bbrlab.schema import traces
 from bbrlab.store.results import RunDir, read_json, write_json
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 from bbrlab.output import report
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import RunDir, write_atomic, write_json
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

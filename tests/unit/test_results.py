@@ -276,7 +276,7 @@ def old_style_run(root: Path, exp, status: str = "incomplete") -> RunDir:
 
 
 def build(**top):
-    from bbrlab.spec import experiment as spec
+    from bbrlab.schema import experiment as spec
 
     return spec.build({"name": "exp", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "1bdp"},
                        "flows": [{"cc": "bbr", "duration": "10s"}], **top})

@@ -12,7 +12,7 @@ import pytest
 from bbrlab.errors import SpecError
 from bbrlab.output import measurements, results_doc
 from bbrlab.runs import estimate
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import MEASUREMENT
 
 REPO = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@
 import pytest
 
 from bbrlab.runs import runner
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.store.results import read_json
 
 CLAIMS = [

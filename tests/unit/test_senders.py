@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab.analysis import senders
 from bbrlab.emulation import topo
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 

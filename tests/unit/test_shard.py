@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.runs import runner, shard, suite
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import SpecError
 from bbrlab.store.results import RunDir, read_json

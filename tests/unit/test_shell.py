@@ -9,8 +9,8 @@ from bbrlab import cli
 from bbrlab.emulation.topo import build_plan
 from bbrlab.errors import SpecError
 from bbrlab.runs import shell
-from bbrlab.spec import experiment as spec
-from bbrlab.spec.selection import parse_only, select
+from bbrlab.schema import experiment as spec
+from bbrlab.schema.selection import parse_only, select
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 

@@ -14,7 +14,7 @@ import pytest
 
 from bbrlab.analysis import analyze as analysis
 from bbrlab.traffic import shortflow_traffic
-from bbrlab.spec import experiment as spec, workload
+from bbrlab.schema import experiment as spec, workload
 from bbrlab.emulation import topo
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.errors import SpecError
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
@@ -481,7 +481,7 @@ def test_where_bounds_read_the_delay_variation_in_its_unit_and_refuse_a_word_axi
     raw = with_(**{"link.delay_variation": ["0ms", "2ms", "4ms"], "link.shaper": ["netem", "htb"]})
     raw["claims"] = [{"id": "a", "text": "t", "metric": "goodput_mbps", "where": {"delay_variation": {"min": "2ms"}},
                       "min": 1}]
-    from bbrlab.spec import claim_points
+    from bbrlab.schema import claim_points
 
     exp = spec.build(raw)  # 2ms and 4ms are selected: read as durations, not compared as text
     assert {p.params["delay_variation"] for (p,) in claim_points.selected(exp.claims[0], exp.points)} == {"2ms", "4ms"}

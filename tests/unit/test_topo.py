@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from bbrlab.emulation import plan_text, shapers, topo
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 
 FIGURE5 = Path(__file__).resolve().parents[2] / "experiments" / "figure5.yaml"
 

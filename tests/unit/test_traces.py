@@ -10,7 +10,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.emulation import plan_text, schedule, topo
-from bbrlab.spec import experiment as spec, traces
+from bbrlab.schema import experiment as spec, traces
 from bbrlab.analysis import trace_metrics
 from bbrlab.errors import SpecError, TestbedError
 
@@ -127,14 +127,20 @@ def test_synthetic_traces_have_their_rate_and_length_and_are_seeded():
         traces.synthesize("sine", 1.0, 1e6)
 
 
-def test_the_trace_tool_writes_and_summarizes(tmp_path, capsys):
+def test_bbrlab_trace_writes_and_summarizes_and_names_a_bad_input_in_one_line(tmp_path, capsys):
     out = tmp_path / "sq.up"
-    assert traces.main(["synth", "square", str(out), "--seconds", "4s", "--rate", "8Mbit", "--low", "2Mbit"]) == 0
-    assert "average 5" in capsys.readouterr().out
-    assert traces.main(["show", str(out)]) == 0
+    assert cli.main(["trace", "synth", "square", str(out), "--seconds", "4s", "--rate", "8Mbit", "--low", "2Mbit"]) == 0
+    assert "average 5" in capsys.readouterr().out and out.is_file()
+    assert cli.main(["trace", "show", str(out)]) == 0
     assert "every  10ms" in capsys.readouterr().out
-    assert traces.main(["show", str(tmp_path / "none")]) == 2
-    assert "no such trace file" in capsys.readouterr().err
+    for argv, said in ((["show", str(tmp_path / "none")], "no such trace file"),
+                       (["synth", "walk", str(tmp_path / "w.up"), "--rate", "fast"], "--rate"),
+                       (["synth", "constant", str(tmp_path / "z.up"), "--seconds", "0s"], "positive length"),
+                       (["synth", "constant", str(tmp_path)], "is a directory"),
+                       (["synth", "constant", str(tmp_path / "no" / "such" / "dir.up")], "cannot write")):
+        assert cli.main(["trace", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1 and "Traceback" not in err, (argv, err)
 
 
 # ---------------------------------------------------------------- spec and plan

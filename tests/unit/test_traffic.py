@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bbrlab.spec import experiment as spec
+from bbrlab.schema import experiment as spec
 from bbrlab.traffic import iperf as traffic
 
 # iperf3 on SIGINT: writes its JSON ("error": "interrupt - ...") and exits.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from bbrlab.spec import units
+from bbrlab.schema import units
 from bbrlab.errors import BbrlabError, SpecError
 
 KEY = "link.some_key"

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from bbrlab.spec import experiment as spec, workload
+from bbrlab.schema import experiment as spec, workload
 from bbrlab.emulation import plan_text, topo
 from bbrlab.errors import SpecError
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt, mathis, parsers, quic_flows, senders,
-               system_parsers, trace_metrics)
+from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt_output, mathis, quic_flows, senders,
+               system_output, tool_output, trace_metrics)
 from ..errors import ParseError
 from ..store.results import read_json
-from ..spec.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
+from ..schema.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
 from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan
-from ..traffic import bbr_diag
-from ..traffic import irtt as irtt_probe
+from ..traffic.inhost import bbr_diag
+from ..traffic import irtt_probe
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
 BBR_BW_FILTER_ROUNDS = 10  # round trips its max filter keeps a bw sample (bbr_bw_rtts)
@@ -27,7 +27,7 @@ LINK_DELIVERY_MIN_SECONDS = 1.0  # backlogged time needed to judge it
 PEAK_WINDOW = 0.1  # seconds: the window over which the link's highest rate is judged
 
 # The metrics.json keys this module writes itself (the modules it calls declare theirs: METRICS in
-# each); units and meanings in spec/metric_names.py, held to exactly what the writers declare.
+# each); units and meanings in schema/metric_names.py, held to exactly what the writers declare.
 METRICS = (
     "link_mbps", "base_rtt_ms", "loss", "buffer_pkts", "bdp_pkts", "full_buffer_rtt_ms", "ideal_goodput_mbps",
     "mathis_goodput_mbps", "duration_s", "flows", "goodput_mbps", "steady_goodput_mbps", "utilization", "steady_utilization",
@@ -57,12 +57,12 @@ def _read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
-def _iperf3_pair(raw: Path, flow_id: str) -> tuple[parsers.Iperf3Result, parsers.Iperf3Result]:
+def _iperf3_pair(raw: Path, flow_id: str) -> tuple[tool_output.Iperf3Result, tool_output.Iperf3Result]:
     """Both ends' iperf3 results; if either failed, one error that quotes both ends."""
     results, errors = {}, []
     for role in ("client", "server"):
         try:
-            results[role] = parsers.parse_iperf3(_read(raw / f"iperf3-{flow_id}-{role}.json"))
+            results[role] = tool_output.parse_iperf3(_read(raw / f"iperf3-{flow_id}-{role}.json"))
         except ParseError as exc:
             errors.append(f"{role}: {exc}")
     if errors:
@@ -107,8 +107,8 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
     its client started."""
     startup = point.sampling.startup
     server, client = _iperf3_pair(raw, flow.id)
-    ss = parsers.data_socket([s for s in parsers.parse_ss(_read(raw / f"ss-{flow.id}.txt"))
-                              if s.peer.endswith(f":{flow.port}")])
+    ss = tool_output.data_socket([s for s in tool_output.parse_ss(_read(raw / f"ss-{flow.id}.txt"))
+                                  if s.peer.endswith(f":{flow.port}")])
     # iperf3's intervals count from its test start, which follows the launch by the
     # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
     # sample of the data socket with data acked places it within one ss interval.
@@ -224,9 +224,9 @@ def analyze(point: Point, plan: Plan, folder: Path, t0: float, launches: dict, e
     _fairness(point, per_flow_series, end, series, out)
     rtts_all = _rtt(plan, raw, t0, end, startup, series, out)
     if point.sampling.irtt:
-        trips = {f"g{group + 1}": irtt.parse(_read(raw / irtt_probe.file_name(group)), irtt_probe.file_name(group))
+        trips = {f"g{group + 1}": irtt_output.parse(_read(raw / irtt_probe.file_name(group)), irtt_probe.file_name(group))
                  for group, _, _ in plan.groups}
-        irtt.summarize(trips, t0, startup, end, series, out)
+        irtt_output.summarize(trips, t0, startup, end, series, out)
     out["delay_variation_ms"] = round(link.delay_variation * 1e3, 4)
     if out.get("idle_rtt_min_ms"):  # against the smallest RTT the path really has (the emulator adds its own)
         out["variation_over_min_rtt"] = round(out["delay_variation_ms"] / out["idle_rtt_min_ms"], 4)
@@ -247,7 +247,7 @@ def _shortflows(point: Point, plan: Plan, raw: Path, t0: float, series: dict, ou
     records, programs = [], []
     for w in plan.workloads:
         name = f"shortflows-g{w.group + 1}.jsonl"
-        found, summary = parsers.parse_shortflows(_read(raw / name), name)
+        found, summary = tool_output.parse_shortflows(_read(raw / name), name)
         schedule = raw / f"shortflows-schedule-g{w.group + 1}.json"
         planned = read_json(schedule)["flows"] if schedule.is_file() else []
         seen = {r["id"] for r in found}
@@ -256,7 +256,7 @@ def _shortflows(point: Point, plan: Plan, raw: Path, t0: float, series: dict, ou
         records += found
         programs.append({"group": w.group, "class": w.cls, **(summary or {"role": "send", "summary": "none"})})
     for sink in sorted(raw.glob("shortflows-sink-*.jsonl")):
-        summary = parsers.parse_shortflows(_read(sink), sink.name)[1]
+        summary = tool_output.parse_shortflows(_read(sink), sink.name)[1]
         programs.append({"host": sink.stem.rsplit("-", 1)[-1], **(summary or {"role": "sink", "summary": "none"})})
     trace = plan.schedule.schedule.capacity_bits if plan.schedule else None  # judged against the trace
     rows = fct.rows(records, {w.group: w.rtt for w in plan.workloads}, point.link.rate, t0, trace)
@@ -288,7 +288,7 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
     """RTT seen by packets crossing the bottleneck (ping), idle before time zero."""
     rtts_all, idle = [], []
     for group, _, _ in plan.groups:
-        samples = parsers.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
+        samples = tool_output.parse_ping(_read(raw / f"ping-g{group + 1}.txt"))
         pts = [(s.t - t0, s.rtt_ms) for s in samples]
         series["rtt"][f"g{group + 1}"] = _round(pts, 3)
         idle += [r for t, r in pts if t < 0]
@@ -315,7 +315,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     link = point.link
     startup = point.sampling.startup
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
-    qsamples = [q for q in system_parsers.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+    qsamples = [q for q in system_output.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
         # what the bottleneck really sent, from its own byte counter between two samples
@@ -376,7 +376,7 @@ def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float
     the shaper: a shaper that catches up sends the held frames at once afterwards."""
     if not pcap.is_file():
         return None
-    frames = [(t - t0, n) for t, n in system_parsers.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
+    frames = [(t - t0, n) for t, n in system_output.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
     best = (0.0, 0.0)
     for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
         t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Callable
 
 from . import metrics as m
-from .system_parsers import QdiscSample
+from .system_output import QdiscSample
 
-# the metrics.json keys summarize() writes (units and meanings: spec/metric_names.py)
+# the metrics.json keys summarize() writes (units and meanings: schema/metric_names.py)
 METRICS = ("queue_delay_p50_ms", "queue_delay_p95_ms", "aqm_ce_marks", "aqm_delay_p50_ms")
 
 

@@ -1,6 +1,6 @@
 """BBR's own state over a flow's life, from the JSON lines of bbr_diag.py (raw/bbr-<host>.jsonl).
 
-The sampler decoded tcp_bbr_info where it ran (traffic/bbr_diag.py); this module checks its
+The sampler decoded tcp_bbr_info where it ran (traffic/inhost/bbr_diag.py); this module checks its
 lines and turns one flow's into series for series.json (analyze.py's _flow):
 
 - bbr_phase: [t, phase name]. v3 reports its phase (STARTUP, DRAIN, PROBE_RTT,
@@ -10,7 +10,7 @@ lines and turns one flow's into series for series.json (analyze.py's _flow):
   no point);
 - bbr_version: what the kernel's struct said (1 or 3).
 
-Like parsers.py it does no I/O: callers read the file and pass its text in.
+Like tool_output.py it does no I/O: callers read the file and pass its text in.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import ParseError
-from .parsers import data_socket
+from .tool_output import data_socket
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ Pure: it reads the rows and series analysis has built, nothing else.
 from __future__ import annotations
 
 from . import metrics as m
-from ..spec.link import PAYLOAD_BYTES
-from ..spec.metric_names import CLASS_LISTS, CLASS_METRICS, CLASS_SELECTORS, RTT_PERCENTILES  # noqa: F401
+from ..schema.link import PAYLOAD_BYTES
+from ..schema.metric_names import CLASS_LISTS, CLASS_METRICS, CLASS_SELECTORS, RTT_PERCENTILES  # noqa: F401
 
 # The tables of what this module writes and what a claim may read of a class live with
 # the other metric names (metric_names.py), which spec checks claims against.

@@ -5,11 +5,11 @@ then the cpu lines)."""
 
 from __future__ import annotations
 
-from . import system_parsers
+from . import system_output
 
 CPU_BOUND_BUSY = 0.90  # mean busy share of all CPUs above which a run is flagged CPU-bound
 CORE_BOUND_BUSY = 0.95  # ... or of any one CPU (forwarding through veths can saturate one)
-# the metrics.json keys this module writes (spec/metric_names.py)
+# the metrics.json keys this module writes (schema/metric_names.py)
 METRICS = ("cpu_busy_mean", "cpu_busy_max", "cpu_core_busy_max", "cpu_bound")
 
 
@@ -22,13 +22,13 @@ def cpu_series(text: str, t0: float) -> dict[str, list[tuple[float, float]]]:
             t = float(line[4:])
         elif line.startswith("cpu") and t is not None:
             name = line.split(maxsplit=1)[0]
-            snaps.setdefault(name, []).append((t, system_parsers.parse_proc_stat(line, name)))
+            snaps.setdefault(name, []).append((t, system_output.parse_proc_stat(line, name)))
     series: dict[str, list[tuple[float, float]]] = {}
     for name, points in snaps.items():
         series[name] = []
         for (ta, a), (tb, b) in zip(points, points[1:]):
             try:
-                series[name].append(((ta + tb) / 2 - t0, system_parsers.cpu_busy_fraction(a, b)))
+                series[name].append(((ta + tb) / 2 - t0, system_output.cpu_busy_fraction(a, b)))
             except ValueError:
                 continue
     return series

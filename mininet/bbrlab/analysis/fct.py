@@ -28,8 +28,8 @@ import math
 from typing import Callable, Sequence
 
 from . import metrics as m
-from ..spec.metric_names import FCT_BUCKETS, FCT_LISTS, FCT_METRICS, FCT_PERCENTILES
-from ..spec.experiment import PAYLOAD_BYTES
+from ..schema.metric_names import FCT_BUCKETS, FCT_LISTS, FCT_METRICS, FCT_PERCENTILES
+from ..schema.experiment import PAYLOAD_BYTES
 
 # the metrics.json keys summarize() and programs() write (units and meanings: metric_names.py);
 # per_class()'s entries go into the classes' `groups`
@@ -94,7 +94,7 @@ def bucket(size: int) -> str:
 
 def rows(records: Sequence[dict], rtt_of: dict[int, float], rate_bps: float, t0: float,
          capacity_bits: Callable[[float, float], float] | None = None) -> list[dict]:
-    """One row per flow record (parsers.parse_shortflows): times in s since T0 or in ms,
+    """One row per flow record (tool_output.parse_shortflows): times in s since T0 or in ms,
     its bucket, and for a completed flow its FCT, slowdown and throughput. RTT_OF: group ->
     base RTT in seconds. CAPACITY_BITS: a trace's schedule (seconds since T0), which the
     slowdown is then judged against instead of RATE_BPS."""

@@ -20,7 +20,7 @@ Series = Sequence[tuple[float, float]]
 
 
 class IntervalLike(Protocol):
-    """What throughput_series needs from an iperf3 interval (parsers.Interval)."""
+    """What throughput_series needs from an iperf3 interval (tool_output.Interval)."""
 
     start: float
     end: float

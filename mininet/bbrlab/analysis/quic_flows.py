@@ -3,7 +3,7 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
 
 - goodput: the bytes the client received over its connection's duration, as the client
   reports them (what the post's figure 1 sorts); over time, the stream bytes the server
-  saw acknowledged per interval (picoquic_log.py), which add up to the same bytes;
+  saw acknowledged per interval (picoquic_output.py), which add up to the same bytes;
 - cwnd in packets of the largest 1-RTT packet sent, smoothed RTT, pacing rate, and the
   RTT samples themselves (`rtt_sample_ms`: the post's figure 2), from the server's qlog;
 - bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1);
@@ -19,10 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import parsers, picoquic_log
+from . import picoquic_output, tool_output
 from ..errors import ParseError
 from ..emulation.topo import FlowPlan
-from ..spec.experiment import Point
+from ..schema.experiment import Point
 
 
 FINE = 0.1  # seconds: the bins of acked_mbps
@@ -35,7 +35,7 @@ def _read(path: Path) -> str:
         raise ParseError(f"{path.name}: {exc.strerror}") from None
 
 
-def _bins(delivered: tuple, width: float, end: float) -> list[parsers.Interval]:
+def _bins(delivered: tuple, width: float, end: float) -> list[tool_output.Interval]:
     """DELIVERED (t, bytes), t from the connection's start, in WIDTH-second intervals up to END."""
     count = max(1, int(end / width) + (end % width > 1e-9))
     totals = [0] * count
@@ -45,8 +45,9 @@ def _bins(delivered: tuple, width: float, end: float) -> list[parsers.Interval]:
     for k, size in enumerate(totals):
         start, stop = k * width, min((k + 1) * width, end)
         if stop > start:
-            out.append(parsers.Interval(start=start, end=stop, bytes=size, bits_per_second=size * 8 / (stop - start),
-                                        retransmits=None, snd_cwnd=None, rtt_ms=None))
+            out.append(tool_output.Interval(start=start, end=stop, bytes=size,
+                                            bits_per_second=size * 8 / (stop - start),
+                                            retransmits=None, snd_cwnd=None, rtt_ms=None))
     return out
 
 
@@ -65,17 +66,17 @@ def _thin(points: list, step: float) -> list:
 def _logs(flow: FlowPlan, raw: Path) -> tuple:
     """FLOW's picoquic logs in RAW, read: the client's output, the server's output and the
     clock line in it, the server's qlog and its performance log (checked: the CC that ran)."""
-    client = picoquic_log.parse_client(_read(raw / f"picoquic-{flow.id}-client.txt"))
+    client = picoquic_output.parse_client(_read(raw / f"picoquic-{flow.id}-client.txt"))
     server_text = _read(raw / f"picoquic-{flow.id}-server.txt")
-    clock = picoquic_log.parse_clock(server_text)
+    clock = picoquic_output.parse_clock(server_text)
     logs = sorted((raw / f"picoquic-{flow.id}").glob("*.server.qlog"))
     if clock is None or len(logs) != 1:
         raise ParseError(f"flow {flow.id}: expected one server qlog and its clock line, found "
                          f"{len(logs)} qlog(s){'' if clock is not None else ' and no clock line'}")
-    qlog = picoquic_log.parse_qlog(_read(logs[0]), logs[0].name)
+    qlog = picoquic_output.parse_qlog(_read(logs[0]), logs[0].name)
     perf_log = raw / f"picoquic-{flow.id}" / "perf.csv"
     # (runs made before the server kept its performance log have none: nothing to read back)
-    perf = picoquic_log.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
+    perf = picoquic_output.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
     if perf["cc"] not in (flow.cc, None):  # read back from picoquic's own log: the CC that really ran
         raise ParseError(f"flow {flow.id}: picoquic's server ran {perf['cc']}, not {flow.cc}")
     return client, server_text, clock, qlog, perf
@@ -83,7 +84,7 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
 
 def _phases(qlog, cc: str, offset: float) -> list:
     """[time, BBR state name] at each change of picoquic's BBR state (none for another CC)."""
-    names = picoquic_log.STATE_NAMES.get(cc)
+    names = picoquic_output.STATE_NAMES.get(cc)
     phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP
     for t, state in qlog.states:
         if names and state != last:
@@ -128,7 +129,7 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
     }
     if phases:
         series.update({"bbr_version": 3 if flow.cc == "bbr" else 1, "bbr_phase": phases})
-    server_cpu = picoquic_log.parse_server_cpu(server_text)
+    server_cpu = picoquic_output.parse_server_cpu(server_text)
     cpu = None if server_cpu is None or client.cpu_seconds is None else server_cpu + client.cpu_seconds
     row = {
         "id": flow.id, "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start_s": round(launched, 3),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .analyze import analyze
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
-from ..spec.experiment import Experiment
+from ..schema.experiment import Experiment
 from ..emulation.topo import build_plan
 
 

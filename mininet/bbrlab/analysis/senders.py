@@ -12,12 +12,12 @@ point is set aside, as a CPU-bound one is: it measured the emulator, not the CC.
 from __future__ import annotations
 
 from ..emulation.topo import Plan
-from ..spec.aqm import FIFO
-from ..spec.experiment import Point
+from ..schema.aqm_format import FIFO
+from ..schema.experiment import Point
 
 BUSY_MIN = 0.85  # the link busy at least this share after startup, as link-busy claims ask
 COVER_SLACK = 0.5  # seconds the flows' union may fall short of the run's end (the last flow's close)
-# the metrics.json keys this module writes (spec/metric_names.py)
+# the metrics.json keys this module writes (schema/metric_names.py)
 METRICS = ("sender_short",)
 
 

@@ -13,8 +13,8 @@ from typing import Sequence
 
 from . import metrics as m
 from ..errors import ParseError
-from ..spec.metric_names import SCHEDULE_METRICS, TRACE_METRICS
-from ..spec.traces import Schedule
+from ..schema.metric_names import SCHEDULE_METRICS, TRACE_METRICS
+from ..schema.traces import Schedule
 
 SETTLE = 1.0  # seconds after the first flow's start not judged (the first updates, startup)
 # what a trace point adds to metrics.json (metric_names.py), and the link's fidelity, which it

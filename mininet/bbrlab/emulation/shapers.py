@@ -14,7 +14,7 @@ Four designs, compared by measurement (`bbrlab calibrate`, docs/design.md "The b
 - ``tbf``: a token bucket over a pfifo/bfifo child: the same trade-off as htb.
 - ``cake``: CAKE alone, its own shaper (``bandwidth``) and queue; only with link.aqm: cake.
 
-With an AQM (link.aqm, aqm.py) the AQM replaces the fifo leaf: htb's leaf or tbf's child.
+With an AQM (link.aqm, aqm_qdisc.py) the AQM replaces the fifo leaf: htb's leaf or tbf's child.
 Not netem's child: netem holds the packets its rate delays in its own queue, before the child,
 so the AQM never sees a queue (measured: CoDel dropped nothing while CUBIC's RTT sat 100 ms
 above the base).
@@ -25,8 +25,8 @@ backlog and bytes sent), and gives the command that moves the rate while flows r
 
 from __future__ import annotations
 
-from . import aqm as aqms
-from ..spec.experiment import FRAME_BYTES, Link
+from . import aqm_qdisc as aqms
+from ..schema.experiment import FRAME_BYTES, Link
 
 SHAPERS = ("netem", "htb", "tbf", "cake")
 BOTTLENECK_HANDLE = "10:"  # the qdisc that holds the buffer; sampled for backlog
@@ -48,7 +48,7 @@ def _fifo(link: Link) -> tuple[str, ...]:
 
 
 def _leaf(link: Link) -> tuple[str, ...]:
-    """The qdisc under htb or tbf that holds the buffer: the AQM (aqm.py), else a fifo."""
+    """The qdisc under htb or tbf that holds the buffer: the AQM (aqm_qdisc.py), else a fifo."""
     return aqms.args(link) if link.aqm.kind != "fifo" else _fifo(link)
 
 
@@ -77,7 +77,7 @@ def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:
     """The commands that make DEV the bottleneck of LINK (link.shaper says which design)."""
     if link.shaper == "cake":  # CAKE alone: its own shaper and queue
         return (("tc", "qdisc", "replace", "dev", dev, "root", "handle", BOTTLENECK_HANDLE) + aqms.args(link, link.rate),)
-    if link.shaper == "netem":  # a droptail buffer only (spec/link.py refuses an AQM under netem)
+    if link.shaper == "netem":  # a droptail buffer only (schema/link.py refuses an AQM under netem)
         return (_netem("replace", dev, link.rate, link),)
     leaf = ("tc", "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", BOTTLENECK_HANDLE) + _leaf(link)
     if link.shaper == "tbf":

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import shapers
-from ..spec import traces
-from ..spec import workload as workloads
+from ..schema import traces
+from ..schema import workload as workloads
 from .shapers import BOTTLENECK_HANDLE  # noqa: F401 - part of the plan's vocabulary
-from ..spec.experiment import Point
-from ..spec.units import fmt_fraction, fmt_rate, fmt_time
+from ..schema.experiment import Point
+from ..schema.units import fmt_fraction, fmt_rate, fmt_time
 
 BASE_PORT = 5201
 

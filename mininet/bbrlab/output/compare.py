@@ -17,7 +17,7 @@ from pathlib import Path
 from ..analysis import stats
 from ..verdicts.claims import average_repetitions, grid_points, point_name
 from ..errors import SpecError, did_you_mean
-from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
+from ..schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
 from ..store.results import RunDir
 from . import differences
 from .style import FORMATS  # what the overlay is written as: the --out file's extension says which

@@ -16,8 +16,8 @@ import textwrap
 from dataclasses import dataclass
 
 from ..errors import BbrlabError
-from ..spec import experiment as spec
-from ..spec.units import fmt_fraction, fmt_rate, fmt_time
+from ..schema import experiment as spec
+from ..schema.units import fmt_fraction, fmt_rate, fmt_time
 from ..store.results import RunDir, read_json
 
 RATES = {"rate"}

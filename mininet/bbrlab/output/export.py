@@ -19,7 +19,7 @@ import io
 from pathlib import Path
 
 from ..errors import BbrlabError
-from ..spec.metric_names import METRICS
+from ..schema.metric_names import METRICS
 from ..store.results import RunDir, write_atomic
 
 # A unit as the analysis writes it -> (factor to SI, the SI column suffix replacing its own)

@@ -8,9 +8,9 @@ committed file differs from what this writes.
 
 from __future__ import annotations
 
-from ..spec import aqm as aqms
-from ..spec import ccs, experiment as spec, strict, units, workload
-from ..spec.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
+from ..schema import aqm_format as aqms
+from ..schema import ccs, experiment as spec, strict, units, workload
+from ..schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
 from .plot_kinds import PLOTS
 
 REQUIRED = "required"

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError, did_you_mean
-from ..spec.experiment import Experiment
-from ..spec.yaml_loader import read
+from ..schema.experiment import Experiment
+from ..schema.yaml_loader import read
 from ..store.results import MEASUREMENT
 
 PATH = Path("docs") / "measurements.yaml"

@@ -18,7 +18,7 @@ import dataclasses
 from pathlib import Path
 
 from ..errors import BbrlabError
-from ..spec import experiment as spec
+from ..schema import experiment as spec
 from ..store.results import RunDir
 from . import differences, plots
 from .style import RUN_AXIS, RUN_SEPARATOR, formats, runs_named, variant

@@ -18,7 +18,7 @@ from .plots_fct import workload_line  # classes of short flows, when the point h
 from .style import FORMATS  # noqa: F401 - the formats draw() writes
 from .style import versions_named
 from ..errors import BbrlabError
-from ..spec.link import Buffer
+from ..schema.link import Buffer
 from ..store.results import RunDir, write_atomic
 
 

@@ -9,7 +9,7 @@ per AQM; below, each point's goodput and the queue's median delay. Under flow qu
 from __future__ import annotations
 
 from ..analysis.metrics import percentile
-from ..spec.link import FRAME_BYTES
+from ..schema.link import FRAME_BYTES
 from ..verdicts import claims as claims_mod
 from ..store.results import RunDir
 from . import guides

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 
 from ..verdicts import claims as claims_mod
-from ..spec.metric_names import FCT_BUCKETS
+from ..schema.metric_names import FCT_BUCKETS
 from .style import RUN_AXIS, style
 from ..store.results import RunDir
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
 from ..analysis import ware
-from ..verdicts import references
+from ..verdicts import reference_numbers
 from .style import AQM_LINES, AQM_STYLE, aqm_of, base_cc, buffer_bdp, cc_of, not_drawn, style
 from ..store.results import RunDir
 
@@ -98,7 +98,7 @@ def coexist_share(plt, exp, rundir: RunDir, records: list[dict]):
                 alpha=0.7, label=f"{style('bbr')['label']}, {model} (IMC 2019)")
         ax.plot([x for x, _ in curve], [1 - y for _, y in curve], color=style(loss_based[0])["color"], ls=MODEL_LINE,
                 lw=1.0, alpha=0.7, label=f"{style(loss_based[0])['label']}, {model} (the rest)")
-    apart = references.mismatch(exp.reference, records)
+    apart = reference_numbers.mismatch(exp.reference, records)
     if apart:  # said in the legend rather than drawn beside numbers of another link
         not_drawn(ax, apart)
     for x, goodputs in ({} if apart else exp.reference.get("goodput_mbps") or {}).items():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..verdicts import claims as claims_mod
 from ..analysis import mathis
-from ..verdicts import references
+from ..verdicts import reference_numbers
 from .style import RUN_AXIS, buffer_bdp, cc_of, not_drawn, style
 from ..store.results import RunDir
 
@@ -113,10 +113,10 @@ def loss_goodput(plt, exp, rundir: RunDir, records: list[dict]):
         rtt = merged[0]["metrics"]["base_rtt_ms"] / 1e3
         ax.plot(grid, [mathis.capped_mbps(rtt, p / 100, link) for p in grid], color="grey", ls="-.", lw=1,
                 label=f"Mathis et al.: MSS/RTT x 1.22/sqrt(p) at {rtt * 1e3:g} ms (Reno-like)")
-    apart = references.mismatch(exp.reference, records)
+    apart = reference_numbers.mismatch(exp.reference, records)
     if apart:  # said in the legend rather than drawn beside numbers of another link
         not_drawn(ax, apart)
-    for name, ref in ({} if apart else references.series(exp.reference)).items():
+    for name, ref in ({} if apart else reference_numbers.series(exp.reference)).items():
         st = style(name, with_run=False)  # a published number: no run's
         pts = sorted((float(k), float(v)) for k, v in ref.items())
         ax.plot([_x(p, zero_at) for p, _ in pts], [g for _, g in pts], color=st["color"], marker=st["marker"], lw=1,

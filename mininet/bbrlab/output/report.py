@@ -11,14 +11,14 @@ import os
 import time
 from pathlib import Path
 
-from ..verdicts import claims, references
+from ..verdicts import claims, reference_numbers
 from ..store import metadata
 from . import report_field, report_links, report_quic, summary
 from .cells import cell
 from ..errors import BbrlabError
-from ..spec.datasets import MissingData
+from ..schema.datasets import MissingData
 from ..store.results import RunDir, read_json, write_atomic
-from ..spec.experiment import Experiment, build, load_raw
+from ..schema.experiment import Experiment, build, load_raw
 
 
 # What BBR's model believed, from ss, beside its goodput:
@@ -38,12 +38,12 @@ MODEL_COLUMNS = (
 
 def _reference_table(exp: Experiment, records: list[dict]) -> list[str]:
     """Ours next to the reference series (figure 8: goodput by loss, per CC)."""
-    apart = references.mismatch(exp.reference, records)
+    apart = reference_numbers.mismatch(exp.reference, records)
     if apart:
         return ["", f"Not compared with {exp.reference.get('source', 'the reference')}: {apart}."]
-    series = references.series(exp.reference)  # inline, or read from its CSV by path
+    series = reference_numbers.series(exp.reference)  # inline, or read from its CSV by path
     if not series:
-        lacking = references.missing(exp.reference)
+        lacking = reference_numbers.missing(exp.reference)
         source = exp.reference.get("source", "the reference")
         return ["", f"Without the numbers of {source}: this report {lacking.needs}."] if lacking else []
     merged = claims.average_repetitions(records)

@@ -15,7 +15,7 @@ classes of long flows (rtt-mix): per point and class, its share against its fair
 from __future__ import annotations
 
 from ..analysis import ware
-from ..verdicts import references
+from ..verdicts import reference_numbers
 from .cells import cell, mean
 from .plots_classes import class_rows, in_file_order
 from .plots_field import class_shares, pairings, with_v1
@@ -40,7 +40,7 @@ def coexist_table(exp, records: list[dict]) -> list[str]:
     rec = (with_v1(records) or records)[0]
     durations = [f["duration"] for f in rec.get("flow_plan") or () if f.get("duration")]
     n_bbr = sum(f["cc"] == "bbr" for f in rec.get("flow_plan") or ())
-    apart = references.mismatch(exp.reference, records)
+    apart = reference_numbers.mismatch(exp.reference, records)
     ref = {} if apart else {float(x): g for x, g in (exp.reference.get("goodput_mbps") or {}).items()}
     source = exp.reference.get("source", "reference")
     head = ["buffer (BDP)"] + [f"{cc} share" + (f" ({pairing.replace('+', ' vs ')})" if len(pairs) > 1 else "")

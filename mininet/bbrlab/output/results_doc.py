@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import SpecError
-from ..spec.experiment import Experiment
+from ..schema.experiment import Experiment
 from ..store.results import MEASUREMENT
 from .measurements import KERNELS, NOTES, PATH, Entry
 

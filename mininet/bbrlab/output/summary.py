@@ -15,7 +15,7 @@ from ..verdicts import claims, judge
 from . import plots
 from ..errors import BbrlabError
 from ..store.results import RunDir, read_json, write_atomic, write_json
-from ..spec.experiment import Experiment
+from ..schema.experiment import Experiment
 
 # A re-judgement's files, beside the run's own (which stay as the run wrote them).
 REJUDGED = "-rejudged"

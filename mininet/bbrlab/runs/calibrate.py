@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 
 from .. import log
-from ..analysis import system_parsers
-from ..spec import aqm as aqms
-from ..spec import experiment as spec
-from ..spec.root import ROOT
+from ..analysis import system_output
+from ..schema import aqm_format as aqms
+from ..schema import experiment as spec
+from ..schema.root import ROOT
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 
@@ -126,7 +126,7 @@ def timer_lateness(seconds: int = CYCLICTEST_SECONDS) -> dict:
     if proc.returncode != 0:
         raise BbrlabError(f"calibrate: cyclictest failed ({proc.returncode}): {proc.stderr.strip()[:200]}")
     try:
-        return system_parsers.parse_cyclictest(proc.stdout)
+        return system_output.parse_cyclictest(proc.stdout)
     except ParseError as exc:
         raise BbrlabError(f"calibrate: {exc}") from None
 

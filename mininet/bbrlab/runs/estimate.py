@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..spec import ccs
+from ..schema import ccs
 from ..store.results import RunDir, read_json
-from ..spec.experiment import Experiment, Point
+from ..schema.experiment import Experiment, Point
 
 
 def _per_point(run: RunDir) -> float | None:
@@ -125,9 +125,9 @@ def listing(folder: Path, root: Path, quick: bool, names: dict[str, list[Path]])
     (QUICK: its short profile), or what it needs, or why it is invalid. NAMES: the files
     by the experiment name they give (catalog.by_name), to mark two that share one."""
     from ..errors import SpecError
-    from ..spec import experiment as spec
-    from ..spec.datasets import MissingData
-    from ..verdicts.references import missing
+    from ..schema import experiment as spec
+    from ..schema.datasets import MissingData
+    from ..verdicts.reference_numbers import missing
 
     out = []
     for path in sorted(folder.glob("*.yaml")):

@@ -1,6 +1,6 @@
 """`bbrlab fetch-data`: Mahimahi's LTE traces and ReBBR's published numbers, from their
 public repositories at pinned commits, into the folders bbrlab reads them from
-(spec/datasets.py: data/traces and data/reference in the checkout, or the folders
+(schema/datasets.py: data/traces and data/reference in the checkout, or the folders
 $BBRLAB_TRACES and $BBRLAB_REFERENCE name).
 
 Every file's bytes are checked against the sha256 pinned in datasets.py before it is
@@ -16,7 +16,7 @@ import os
 import urllib.request
 from dataclasses import dataclass
 
-from ..spec import datasets
+from ..schema import datasets
 from ..store.results import write_atomic
 
 TIMEOUT = 60  # s per file

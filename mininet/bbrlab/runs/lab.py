@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..spec import experiment as spec
-from ..spec.checks import check_keys
-from ..spec import yaml_loader
-from ..spec.root import ROOT, require
+from ..schema import experiment as spec
+from ..schema.checks import check_keys
+from ..schema import yaml_loader
+from ..schema.root import ROOT, require
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..store.results import MEASUREMENT, RunDir, read_json
 from ..verdicts import claims

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .. import log
 from .. import __version__
-from ..spec import experiment as spec
+from ..schema import experiment as spec
 from ..output import summary
 from ..verdicts import judge
 from ..errors import BbrlabError

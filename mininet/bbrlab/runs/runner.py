@@ -25,7 +25,7 @@ from ..store.results import FORMAT_VERSION, RunDir, point_fields, write_atomic, 
 from ..traffic.sampling import Samplers
 from ..emulation.schedule import LinkSchedule
 from ..traffic.shortflow_traffic import SENDER_LEAD, ShortFlows
-from ..spec.experiment import Experiment, Point
+from ..schema.experiment import Experiment, Point
 from ..emulation.topo import build_plan
 from ..traffic.iperf import KERNEL_SYN_RETRIES, Traffic, grace_seconds
 from ..traffic.tools import TOOLS

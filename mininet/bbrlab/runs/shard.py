@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import SpecError
-from ..spec.experiment import Point
+from ..schema.experiment import Point
 
 # Seconds a point costs beyond its flows (iperf3's start and end, the idle-path probe, the
 # analysis, reconfiguring the reused network), and building a network once; measured in the

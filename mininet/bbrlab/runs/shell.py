@@ -15,7 +15,7 @@ from typing import TextIO
 
 from ..emulation.topo import build_plan
 from ..errors import SpecError
-from ..spec.experiment import Experiment, Point
+from ..schema.experiment import Experiment, Point
 
 
 def _grid_id(point: Point) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from .. import log
 from . import shard as sharding
 from ..errors import BbrlabError, SpecError, did_you_mean
-from ..spec import experiment as spec
-from ..spec.catalog import name_of, refuse_any
-from ..spec.datasets import FETCH, MissingData
-from ..verdicts import references
+from ..schema import experiment as spec
+from ..schema.catalog import name_of, refuse_any
+from ..schema.datasets import FETCH, MissingData
+from ..verdicts import reference_numbers
 from ..store import metadata
 from ..store.results import RunDir
 
@@ -96,7 +96,7 @@ def runnable_here(exps: list[spec.Experiment]) -> tuple[list[spec.Experiment], d
 def say_missing_references(exps: list[spec.Experiment]) -> None:
     """One line per experiment whose reference file is not here (it runs, compared with none)."""
     for exp in exps:
-        note = references.note(exp.name, exp.reference)
+        note = reference_numbers.note(exp.name, exp.reference)
         if note:
             log.warning(f"bbrlab: {note}")
 

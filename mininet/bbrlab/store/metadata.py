@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from .. import __version__
-from ..spec import ccs
-from ..spec.root import ROOT
+from ..schema import ccs
+from ..schema.root import ROOT
 from .results import FORMAT_VERSION, MEASUREMENT, RunDir, read_json
 
 REPO = ROOT

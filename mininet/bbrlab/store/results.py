@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..spec import experiment as spec
+from ..schema import experiment as spec
 from ..errors import BbrlabError
 
 FORMAT_VERSION = 1

@@ -4,7 +4,7 @@ Each connection is one quicperf download (doc/quicperf.md in picoquic): the clie
 the group's receiver, asks the server, on the connection's sender host, for the flow's
 size on one stream, so the data crosses the bottleneck in the same direction as iperf3's.
 The congestion control runs in the server's process, in user space, by picoquic's own
-name (`-G`, spec/ccs.QUIC_CCS). Per connection the raw folder keeps:
+name (`-G`, schema/ccs.QUIC_CCS). Per connection the raw folder keeps:
 
 - picoquic-ID-client.txt: the client's report (Download_bytes, Connection_duration_sec),
   then the wrapper's lines: `epoch START END`, and bash's `times`, whose last line is the

@@ -3,7 +3,7 @@ ss -tin per sender, BBR's own state over netlink (bbr_diag.py) per host sending 
 flow, the bottleneck's backlog from tc, CPU utilization, and tcpdump when packets are
 asked for.
 
-Each sampler writes its tool's raw output to a file (parsed later by parsers.py; BBR's by
+Each sampler writes its tool's raw output to a file (parsed later by tool_output.py; BBR's by
 bbr_state.py), so a run keeps the evidence and metrics can be recomputed. The shell loop
 below is a fixed string; the values it needs (address, interval) are passed as arguments.
 
@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from .. import log
-from . import bbr_diag, irtt
+from . import irtt_probe
+from .inhost import bbr_diag
 from .iperf import LISTEN_TIMEOUT, wait_listening
 from ..emulation.topo import Plan
 
@@ -52,7 +53,7 @@ class QueueSampler(threading.Thread):
     """`tc -s -j qdisc show` of one device every INTERVAL, through one `tc -batch` process.
 
     tc answers each command line with one JSON line when it reads it; the thread notes the
-    time of each request, and stop() writes `### <epoch>` + JSON blocks (what system_parsers.py reads).
+    time of each request, and stop() writes `### <epoch>` + JSON blocks (what system_output.py reads).
     """
 
     def __init__(self, node, dev: str, path: Path, interval: float):
@@ -155,13 +156,13 @@ class Samplers:
         if self.owd:
             receivers = {f.dst: f.receiver for f in self.plan.flows} | {w.dst: w.receiver for w in self.plan.workloads}
             for group, sender, dst in self.plan.groups:
-                self._spawn(receivers[dst], irtt.server_argv(dst), f"irtt-server-g{group + 1}.log")
+                self._spawn(receivers[dst], irtt_probe.server_argv(dst), f"irtt-server-g{group + 1}.log")
             deadline = time.monotonic() + LISTEN_TIMEOUT
             for group, sender, dst in self.plan.groups:  # a client refused by a closed port gives up
-                wait_listening(self.testbed.node(receivers[dst]), irtt.PORT, deadline, proto="u", program="irtt")
+                wait_listening(self.testbed.node(receivers[dst]), irtt_probe.PORT, deadline, proto="u", program="irtt")
             for group, sender, dst in self.plan.groups:
-                out = str(self.raw_dir / irtt.file_name(group))
-                self._spawn(sender, irtt.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
+                out = str(self.raw_dir / irtt_probe.file_name(group))
+                self._spawn(sender, irtt_probe.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
                 self.graceful.append(self.procs[-1])
         # kernel TCP only (a QUIC sender logs its own state); short flows: too many and too short for ss
         for flow in self.plan.tcp_flows():

@@ -1,6 +1,6 @@
 """Short flows in the testbed: one sink per receiving host, one sending program per class.
 
-The programs are shortflows.py, run by path with this interpreter inside the hosts (as
+The programs are inhost/shortflows.py, run by path with this interpreter inside the hosts (as
 iperf3 is): a sink listens on workload.SINK_PORT of each receiver of a short-flow class;
 each class's sender gets its schedule (workload.schedule_doc, written into raw/ first, so
 the run keeps what it was asked to do) and time zero on the wall clock, and is started
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from .. import log
-from . import shortflows
-from ..spec import workload
+from .inhost import shortflows
+from ..schema import workload
 from ..errors import TestbedError
 from ..emulation.topo import DATA_PORTS, Plan
 from .iperf import LISTEN_TIMEOUT, stop_processes, wait_listening

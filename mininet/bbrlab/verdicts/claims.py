@@ -22,8 +22,8 @@ from collections import defaultdict
 
 from ..analysis import classes, stats
 from ..analysis.analyze import LINK_DELIVERY_MIN
-from ..spec.claims import Claim, selects, typed
-from ..spec import aqm
+from ..schema.claim_format import Claim, selects, typed
+from ..schema import aqm_format
 
 
 # The link's values a claim's `where` may name when a run does not sweep them (a --set, a
@@ -247,7 +247,7 @@ def gate_rates(gate: dict) -> str:
 def _gate_of(record: dict, gate: dict) -> dict:
     """The gate that binds RECORD: its AQM's own calibration where the run recorded one
     (gate["paths"]), else the droptail bottleneck's."""
-    return (gate.get("paths") or {}).get(aqm.record_path(record)) or gate
+    return (gate.get("paths") or {}).get(aqm_format.record_path(record)) or gate
 
 
 def _top_rate(record: dict) -> float:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from . import claims
 from ..store import metadata
-from ..spec import experiment as spec
+from ..schema import experiment as spec
 from ..errors import BbrlabError, SpecError
 from ..store.results import RunDir, point_fields, read_json
-from ..spec.experiment import Experiment
+from ..schema.experiment import Experiment
 
 FIDELITY = "fidelity"  # the experiment that measures the emulator alone
 

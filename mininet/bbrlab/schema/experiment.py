@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from . import aqm as aqms
-from . import explicit, reference, strict, traces, units, yaml_loader
+from . import aqm_format as aqms
+from . import explicit, reference_format, strict, traces, units, yaml_loader
 from .paths import SWEEPABLE, TOP_KEYS, get_path, leaf_paths, parse_override, resolve_key, set_path  # noqa: F401
 from .flows import FLOW_KEYS, WORKLOAD_FLOW_KEYS, FlowGroup  # noqa: F401 - the spec's vocabulary
 from .flows import parse as _flows
@@ -29,8 +29,8 @@ from .checks import check_keys as _check_keys
 from .checks import choice as _choice
 from .checks import count as _count
 from ..errors import SpecError
-from .claims import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
-from .claims import parse as _claims
+from .claim_format import CLAIM_FACTS, CLAIM_KEYS, NUMERIC_PARAMS, Claim  # noqa: F401
+from .claim_format import parse as _claims
 from .link import TRACE_SHAPER, default_shaper  # noqa: F401 - TRACE_SHAPER: the spec's vocabulary
 from .link import (BUFFER_UNITS, DEFAULT_SHAPER, FRAME_BYTES, LINK_KEYS, LOSS_DIRECTIONS, MTU_BYTES,  # noqa: F401
                    PAYLOAD_BYTES, SHAPERS, SLOT_DIRECTIONS, SLOT_KEYS, Buffer, Link, RateChange, Slot)
@@ -398,7 +398,7 @@ def build(raw: dict, overrides: list[str] = (), quick: bool = False, default_nam
         plot_kind=plot_kind,
         plot_title=plot.get("title"),
         claims=_claims(raw.get("claims"), tuple(dict.fromkeys([*CLAIM_FACTS, *axes_labels, *file_axes]))),
-        reference=reference.parse(raw.get("reference")),
+        reference=reference_format.parse(raw.get("reference")),
         repeat=repeat,
         seed=seed,
         notes=_notes(raw.get("notes")),

@@ -120,7 +120,7 @@ CLASS_METRICS: dict[str, tuple[str, str]] = {
     **{f"srtt_p{q}_ms": ("ms", f"{q}th percentile of the class's smoothed RTT (ss) after startup")
        for q in RTT_PERCENTILES},
 }
-# What a claim's `where` may name besides the sweep axes, cc and loss (claims.facts).
+# What a claim's `where` may name besides the sweep axes, cc and loss (verdicts/claims.facts).
 CLASS_SELECTORS = ("group", "class", "buffer_bdp")
 # Written by trace_metrics.py for a point whose link replays a trace (link.trace).
 TRACE_METRICS: dict[str, tuple[str, str]] = {

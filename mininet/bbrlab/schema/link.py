@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import aqm as aqms
+from . import aqm_format as aqms
 from . import datasets, traces, units
 from .checks import check_keys as _check_keys
 from .checks import choice as _choice
@@ -99,7 +99,7 @@ class Link:
     # packets' order kept (topo.py): the base RTT stays the path's smallest RTT.
     delay_variation: float = 0.0
     slot: Slot | None = None
-    aqm: aqms.Aqm = aqms.Aqm()  # the buffer's queue discipline (aqm.py): fifo unless given
+    aqm: aqms.Aqm = aqms.Aqm()  # the buffer's queue discipline (aqm_format.py): fifo unless given
 
     @property
     def round_trip_loss(self) -> float:
@@ -197,7 +197,7 @@ def _slot(raw: dict) -> Slot | None:
 
 def default_shaper(raw: dict) -> str:
     """The shaper a link gets when it names none: netem for a droptail buffer, else the one
-    measured best for its AQM (aqm.py)."""
+    measured best for its AQM (aqm_format.py)."""
     if "trace" in raw:
         return TRACE_SHAPER
     kind = raw.get("aqm", aqms.FIFO)

@@ -3,7 +3,7 @@
 A claim that can select no point of its file's grid (`where: {cc: reno}` on a BBR-CUBIC
 sweep, `vs: {cc: cubic}` on a file of one CC) would only ever be "not evaluated": it is
 refused when the file is loaded. `--dry-run` lists every claim with the points it selects.
-The selection is the verdict's own (claims.selects), on the facts a planned point already
+The selection is the verdict's own (claim_format.selects), on the facts a planned point already
 has: its sweep parameters, CCs, loss and buffer.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import units
-from .claims import Claim, selects, typed
+from .claim_format import Claim, selects, typed
 from ..errors import SpecError
 
 SHOWN = 4  # points named per claim in a listing; the rest are counted

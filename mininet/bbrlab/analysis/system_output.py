@@ -1,5 +1,5 @@
 """Turn the machine's own raw output (tc -s -j qdisc, tcpdump's pcap, cyclictest, /proc/stat)
-into plain frozen data, as parsers.py does for the traffic tools' output: no I/O, and
+into plain frozen data, as tool_output.py does for the traffic tools' output: no I/O, and
 ParseError with a message that names the problem for anything not understood.
 
 tc's format was checked against real captures in tests/fixtures (iproute2 6.1; see
@@ -14,7 +14,7 @@ from typing import Any
 
 from bbrlab.errors import ParseError
 
-from .parsers import load_json, stamped_blocks
+from .tool_output import load_json, stamped_blocks
 
 
 # ---------------------------------------------------------------- tc

@@ -4,7 +4,7 @@ grid is shard.py's)."""
 from __future__ import annotations
 
 from . import experiment as spec
-from .claims import same_value
+from .claim_format import same_value
 from ..errors import SpecError, did_you_mean
 
 

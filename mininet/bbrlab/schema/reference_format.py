@@ -1,5 +1,5 @@
 """An experiment's `reference:` block: published numbers it is compared with (drawn and
-tabled by output/, read from their files by verdicts/references.py), and the link they were
+tabled by output/, read from their files by verdicts/reference_numbers.py), and the link they were
 measured on, so that they are shown only beside a run on that link."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ trace's reference_time, which is picoquic's clock (CLOCK_MONOTONIC in Linux). Th
 sends the data, so its qlog holds the sender's view: every 1-RTT packet sent with its
 stream frames, every ACK received, and on each change the CC's cwnd, pacing rate, smoothed
 and latest RTT, and its state (`congestion_state_updated`: for BBR, its state in the low
-byte). Like parsers.py, this module does no I/O, and a document it cannot read raises
+byte). Like tool_output.py, this module does no I/O, and a document it cannot read raises
 ParseError naming what it lacks.
 """
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from . import aqm as aqms
+from . import aqm_format as aqms
 from . import yaml_loader
 from ..errors import SpecError, did_you_mean
 

@@ -3,7 +3,7 @@
 An experiment's `reference:` gives its numbers inline (`series: {cc: {loss %: goodput}}`)
 or names a CSV file the project does not copy (`csv:`, e.g. ReBBR's results, read by path:
 `$BBRLAB_REFERENCE`, when it is not set, is data/reference in the checkout, then
-shared/reference beside it; `bbrlab fetch-data` gets ReBBR's; spec/datasets.py). The CSV has
+shared/reference beside it; `bbrlab fetch-data` gets ReBBR's; schema/datasets.py). The CSV has
 the columns congestion_control, loss_rate (a fraction) and goodput_Mbps, as ReBBR's do.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..spec import datasets, traces
+from ..schema import datasets, traces
 from ..errors import SpecError
 
 

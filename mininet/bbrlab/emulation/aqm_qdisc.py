@@ -9,8 +9,8 @@ bytes for RED, and CAKE's `memlimit`, which counts each packet's kernel allocati
 
 from __future__ import annotations
 
-from ..spec.aqm import Aqm
-from ..spec.link import FRAME_BYTES, Link
+from ..schema.aqm_format import Aqm
+from ..schema.link import FRAME_BYTES, Link
 
 # bytes of memory one full-size frame takes in CAKE's accounting (skb truesize of a
 # 1514-byte frame received on a veth: a 2 KB data buffer plus the skb's own structures)

@@ -4,7 +4,7 @@ Every host of the testbed is a network namespace of one machine, so the probe's 
 server read one clock: irtt's send and receive delays are the data direction's and the
 return direction's own delays, with no clock offset to remove. One server per flow group
 on its receiver, one client on its first sender (the path ping measures), started with the
-other samplers and stopped with SIGINT, on which irtt writes its JSON (analysis/irtt.py
+other samplers and stopped with SIGINT, on which irtt writes its JSON (analysis/irtt_output.py
 reads it).
 """
 

@@ -18,7 +18,6 @@ nothing else (the spec validates a trace at load, topo.py puts its schedule in t
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import hashlib
 import itertools
@@ -26,7 +25,6 @@ import math
 import os
 import random
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -316,44 +314,13 @@ def write(path: Path, times_ms: list[int]) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python3 -m bbrlab.spec.traces synth|show`: make a synthetic trace, or summarize one at
-    1, 10 and 100 ms update intervals."""
-    parser = argparse.ArgumentParser(prog="python3 -m bbrlab.spec.traces", description=main.__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    synth = sub.add_parser("synth", help="write a synthetic Mahimahi trace")
-    synth.add_argument("kind", choices=KINDS)
-    synth.add_argument("output", type=Path)
-    synth.add_argument("--seconds", default="10s")
-    synth.add_argument("--rate", default="10Mbit")
-    synth.add_argument("--low", default=None, help="square: the low rate; walk: the lowest rate")
-    synth.add_argument("--period", default="2s", help="square: one cycle")
-    synth.add_argument("--step", default="100ms", help="walk: how often the rate moves")
-    synth.add_argument("--seed", type=int, default=1)
-    show = sub.add_parser("show", help="a trace's average, length and schedules")
-    show.add_argument("trace", type=Path)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "synth":
-            times = synthesize(args.kind, units.duration(args.seconds, "--seconds"), units.rate(args.rate, "--rate"),
-                               units.rate(args.low, "--low") if args.low else None,
-                               units.duration(args.period, "--period"), units.duration(args.step, "--step"),
-                               args.seed)
-            write(args.output, times)
-            trace = load(args.output)
-        else:
-            trace = load(args.trace)
-    except (SpecError, ValueError) as exc:
-        print(f"traces: {exc}", file=sys.stderr)
-        return 2
-    print(f"{trace.path}: {trace.opportunities} opportunities over {trace.seconds:g} s, "
-          f"average {trace.average_bps / 1e6:.3f} Mbit/s")
+def summary_lines(trace: Trace) -> list[str]:
+    """TRACE in words (`bbrlab trace show`): its length and average rate, and the schedules
+    its replay would make at 1, 10 and 100 ms update intervals."""
+    lines = [f"{trace.path}: {trace.opportunities} opportunities over {trace.seconds:g} s, "
+             f"average {trace.average_bps / 1e6:.3f} Mbit/s"]
     for interval in (0.001, 0.01, 0.1):
         s = schedule(trace, interval).summary()
-        print(f"  every {s['interval']:>5s}: {s['updates_per_pass']:6d} updates per pass, "
-              f"rates {s['min_mbps']:g} to {s['max_mbps']:g} Mbit/s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        lines.append(f"  every {s['interval']:>5s}: {s['updates_per_pass']:6d} updates per pass, "
+                     f"rates {s['min_mbps']:g} to {s['max_mbps']:g} Mbit/s")
+    return lines

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from .. import log
 from . import ccs, claim_points, units
-from .claims import same_value
+from .claim_format import same_value
 from ..errors import SpecError
 
 # The shortest sampling intervals: a sampler must not load the path or the CPU it measures.

@@ -1,4 +1,4 @@
-"""irtt's JSON (traffic/irtt.py): the probe's one-way delays per direction, its losses.
+"""irtt's JSON (traffic/irtt_probe.py): the probe's one-way delays per direction, its losses.
 
 irtt writes one record per round trip: the client's send time (wall clock, ns), whether the
 packet was lost and in which direction, and the send ("data direction": client to server,
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..errors import ParseError
 from . import metrics as m
 
-# the metrics.json keys summarize() writes (units and meanings: spec/metric_names.py)
+# the metrics.json keys summarize() writes (units and meanings: schema/metric_names.py)
 METRICS = ("owd_data_p50_ms", "owd_data_p95_ms", "owd_return_p50_ms", "owd_return_p95_ms", "owd_loss")
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import SpecError
-from .claims import same_value
+from .claim_format import same_value
 
 EXAMPLE = "[{rate: 10Mbit, rtt: 20ms}, {rate: 50Mbit, rtt: 100ms}]"
 

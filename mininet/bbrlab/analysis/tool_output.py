@@ -1,5 +1,5 @@
 """Turn the traffic tools' raw output (iperf3, ss, ping) into plain frozen data (the
-machine's own, tc, pcap, cyclictest and /proc/stat, in system_parsers.py).
+machine's own, tc, pcap, cyclictest and /proc/stat, in system_output.py).
 
 This module is the "samples" arrow: it knows every quirk of the tools' text
 formats so that metrics and plots never see a string. It does no I/O; callers
