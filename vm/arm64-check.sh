@@ -42,18 +42,9 @@ noagg=${BBRLAB_CHECK_NOAGG:-0}
 boot_timeout=${BBRLAB_CHECK_BOOT_TIMEOUT:-900}
 work=$BBRLAB_CACHE/check
 
-die() { echo "arm64-check: error: $*" >&2; exit 1; }
-log() { echo "arm64-check: $*" >&2; }
-now() { date +%s; }
-durations=()
-timed() { # timed LABEL CMD...: run CMD, print and remember how long it took
-    local label=$1 t0 rc=0; shift
-    t0=$(now)
-    "$@" || rc=$?
-    durations+=("$(printf '%-10s %5ss' "$label" "$(($(now) - t0))")")
-    log "$label took $(($(now) - t0))s$([[ $rc -eq 0 ]] || echo " (failed, exit $rc)")"
-    return "$rc"
-}
+lib_name=arm64-check
+# shellcheck source=vm/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # die, log, now, timed (into durations)
 
 [[ $# -eq 0 ]] || die "no arguments expected (see the header of vm/arm64-check.sh)"
 [[ $cpus =~ ^[0-9]+$ && $memory =~ ^[0-9]+$ ]] || die "BBRLAB_CHECK_CPUS and BBRLAB_CHECK_MEMORY must be whole numbers"

@@ -21,7 +21,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
 source_dir=${BBRLAB_PREBUILT_KERNELS:-$repo/../shared/cache/kernels}
 
-log() { echo "kernel-prebuilt: $*" >&2; }
+lib_name=kernel-prebuilt
+# shellcheck source=vm/lib.sh
+source "$here/lib.sh" # log
 refuse() { log "$*: the kernel is built instead"; exit 1; }
 
 entry=$("$here/build-kernel.sh" --print-dir 2>/dev/null) && exit 0 # built or taken before

@@ -51,16 +51,9 @@ host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
 test_packages=(yamllint ansible-lint ansible-core shellcheck flake8 python3-pytest python3-pandas python3-hypothesis
     python3-yaml python3-matplotlib python3-scipy python3-venv flent)
 
-die() { echo "vm.sh: error: $*" >&2; exit 1; }
-log() { echo "vm.sh: $*" >&2; }
-now() { date +%s; }
-step() { # step NAME CMD...: run CMD, print its duration, keep its exit status
-    local name=$1 t0 rc=0; shift
-    t0=$(now)
-    "$@" || rc=$?
-    log "$name took $(( $(now) - t0 ))s$( ((rc == 0)) || echo " (failed, exit $rc)")"
-    return "$rc"
-}
+lib_name=vm.sh
+# shellcheck source=vm/lib.sh
+source "$here/lib.sh" # die, log, now, timed
 need_root() { [[ $(id -u) -eq 0 ]] || die "'$1' needs root (libvirt's system instance, apt)"; }
 vagrant_q() { vagrant "$@" </dev/null; }
 # vagrant up/box add print thousands of "Progress: N%" updates on one line.
@@ -252,20 +245,20 @@ clear_stale_domains() {
 # ---------------------------------------------------------------- up, run, pull
 do_up() {
     need_root up
-    # each step's failure ends here, its error the last line (a step runs with errexit off:
+    # each step's failure ends here, its error the last line (a timed step runs with errexit off:
     # without these, a failed box went on to `vagrant up`, whose own error hid the first)
-    step deps do_deps || die "up: the host packages could not be installed (above)"
-    step daemons do_daemons || die "up: libvirt's daemons did not start (above)"
-    step box do_box || die "up: the box was not built (above); nothing was started"
+    timed deps do_deps || die "up: the host packages could not be installed (above)"
+    timed daemons do_daemons || die "up: libvirt's daemons did not start (above)"
+    timed box do_box || die "up: the box was not built (above); nothing was started"
     pick_driver
     local state
     state=$(machine_state)
     if [[ $state == running ]]; then
         log "VM already running: syncing the tree"
-        step "vagrant rsync" vagrant_q rsync >&2
+        timed "vagrant rsync" vagrant_q rsync >&2
     else
         clear_stale_domains
-        step "vagrant up" bootwatch_up vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2 ||
+        timed "vagrant up" bootwatch_up vagrant_q up --provider=libvirt 2>&1 | quiet_progress >&2 ||
             die "up: vagrant up failed (above)"
     fi
 }
@@ -279,7 +272,7 @@ do_kernel() { # do_kernel debian|bbr3: boot the VM into that kernel (both are in
     # what it wrote serves both kernels (the netkernel role's unit loads tcp_bbr3 at boot
     # where the kernel has it)
     pick_driver
-    BBRLAB_KERNEL=$want step "vagrant reload" vagrant_q reload --no-provision 2>&1 | quiet_progress >&2 ||
+    BBRLAB_KERNEL=$want timed "vagrant reload" vagrant_q reload --no-provision 2>&1 | quiet_progress >&2 ||
         die "vagrant reload into the $want kernel failed (above)"
     local running
     running=$(vagrant_q ssh -c 'uname -r' 2>/dev/null | tr -d '\r' | tail -n1)
@@ -297,7 +290,7 @@ require_running() {
 do_run() {
     (($# > 0)) || die "usage: vm/vm.sh run CMD [ARG...]"
     require_running
-    step "vagrant rsync" vagrant_q rsync >&2
+    timed "vagrant rsync" vagrant_q rsync >&2
     local inner script rc=0 rev
     inner=$(printf '%q ' "$@")
     # The guest's copy has no .git: pass on which code it is, for each run's provenance.
@@ -314,7 +307,7 @@ do_run() {
     pid=$(qemu_pid)
     before=$(hostload_sample "$pid")
     start=$(now)
-    step "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
+    timed "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
     hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$(hostload_sample "$pid")" \
         "$start" "$(now)" "$*"
     return "$rc"
@@ -377,8 +370,8 @@ do_provision_check() {
     local out rc=0 changed
     out=$(mktemp)
     # vagrant provision does not sync rsync folders: provision the current tree.
-    step "vagrant rsync" vagrant_q rsync >&2
-    step "vagrant provision" vagrant_q provision 2>&1 | tee "$out" >&2 || rc=$?
+    timed "vagrant rsync" vagrant_q rsync >&2
+    timed "vagrant provision" vagrant_q provision 2>&1 | tee "$out" >&2 || rc=$?
     changed=$(sed -nE 's/.*default +: ok=[0-9]+ +changed=([0-9]+) .*/\1/p' "$out" | tail -n1)
     rm -f "$out"
     ((rc == 0)) || die "vagrant provision failed (exit $rc)"
@@ -390,8 +383,8 @@ do_provision_check() {
 # ---------------------------------------------------------------- destroy
 do_destroy() {
     need_root destroy
-    step daemons do_daemons
-    step "vagrant destroy" vagrant_q destroy -f >&2 || true
+    timed daemons do_daemons
+    timed "vagrant destroy" vagrant_q destroy -f >&2 || true
     clear_stale_domains
     local vol
     for vol in $(virsh -q vol-list default 2>/dev/null | awk '$1 ~ /^(bbrlab_|debian-VAGRANTSLASH-bookworm64_vagrant_box_image_)/ {print $1}'); do
@@ -406,16 +399,16 @@ do_destroy() {
 cmd=${1:-}
 (($# > 0)) && shift
 case $cmd in
-    deps) step deps do_deps "$@" ;;
-    daemons) step daemons do_daemons ;;
-    box) step box do_box ;;
-    up) step up do_up ;;
+    deps) timed deps do_deps "$@" ;;
+    daemons) timed daemons do_daemons ;;
+    box) timed box do_box ;;
+    up) timed up do_up ;;
     run) do_run "$@" ;;
     push) do_push ;;
     pull) do_pull ;;
-    provision-check) step provision-check do_provision_check ;;
-    kernel) step kernel do_kernel "$@" ;;
+    provision-check) timed provision-check do_provision_check ;;
+    kernel) timed kernel do_kernel "$@" ;;
     ssh-config) require_running; vagrant_q ssh-config ;;
-    destroy) step destroy do_destroy ;;
+    destroy) timed destroy do_destroy ;;
     *) die "usage: vm/vm.sh deps|daemons|box|up|run CMD...|push|pull|provision-check|kernel debian|bbr3|ssh-config|destroy" ;;
 esac

@@ -25,9 +25,9 @@ entry=${1:?usage: vm/kernel/boot-check.sh CACHE_DIR (see vm/build-kernel.sh --pr
 mirror=${BBRLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 timeout_s=${BBRLAB_BOOT_CHECK_TIMEOUT:-900}
 
-die() { echo "boot-check: error: $*" >&2; exit 1; }
-log() { echo "boot-check: $*" >&2; }
-now() { date +%s; }
+lib_name=boot-check
+# shellcheck source=vm/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # die, log, now
 trap 'die "line $LINENO: command failed: $BASH_COMMAND"' ERR
 
 [[ -f $entry/manifest ]] || die "$entry is no build of vm/build-kernel.sh (no manifest)"
