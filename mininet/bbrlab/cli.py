@@ -23,7 +23,7 @@ from .schema.catalog import by_name, refuse_namesakes
 from .schema.datasets import MissingData
 from .schema.selection import parse_only, select, with_action
 from .store.pack import is_archive, open_run
-from .output.style import formats
+from .output.figures.style import formats
 
 EXPERIMENTS = REPO / "experiments"
 
@@ -241,7 +241,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from .output import summary
+    from .output.reports import summary
     from .verdicts import judge
     from .store.results import RunDir
 
@@ -289,8 +289,8 @@ def cmd_plot(args) -> int:
 
 
 def _plot_runs(args) -> int:
-    """plot --kind KIND RUN1 RUN2 ...: the runs on one figure (output/multirun.py)."""
-    from .output import multirun
+    """plot --kind KIND RUN1 RUN2 ...: the runs on one figure (output/figures/multirun.py)."""
+    from .output.figures import multirun
 
     if args.reanalyze or args.strict:
         raise SpecError(f"plot {'--reanalyze' if args.reanalyze else '--strict'}: for one run at a time")
@@ -372,7 +372,7 @@ def cmd_shell(args) -> int:
 
 
 def cmd_results_doc(args) -> int:
-    from .output import results_doc
+    from .output.docs import results_doc
     from .runs import docs
 
     rendered = docs.rendered(require(EXPERIMENTS), REPO)

@@ -13,7 +13,7 @@ from .store.pack import open_run
 
 
 def cmd_export(args) -> int:
-    from .output import export, flent
+    from .output.files import export, flent
 
     writers = {"csv": export.export, "flent": flent.export}
     if args.format not in writers:
@@ -25,7 +25,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .output import compare, plots
+    from .output.reports import compare
+    from .output.figures import plots
 
     a, b = open_run(Path(args.a), Path(args.results)), open_run(Path(args.b), Path(args.results))
     figure = compare.figure_path(a, b, args.out)
@@ -71,7 +72,7 @@ def cmd_lab_check(args) -> int:
 
 
 def cmd_format_doc(args) -> int:
-    from .output import format_doc
+    from .output.docs import format_doc
 
     sys.stdout.write(format_doc.render())
     return 0

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bbrlab import cli
-from bbrlab.output import measurements
+from bbrlab.output.docs import measurements
 from bbrlab.runs import docs, suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -146,7 +146,7 @@ def measured(monkeypatch):
     """Run points offline; TABLE[(cc, repetition)] is what a point measures (a dict of metrics
     or a number for m); the list it returns names the points run, in order."""
     from bbrlab.analysis import analyze as analysis
-    from bbrlab.output import plots
+    from bbrlab.output.figures import plots
     from bbrlab.runs import runner
 
     ran = []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.verdicts import reference_numbers
-from bbrlab.output import report
+from bbrlab.output.reports import report
 from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 from bbrlab.errors import SpecError

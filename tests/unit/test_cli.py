@@ -291,7 +291,7 @@ def test_reanalyzing_a_copy_without_raw_files_is_one_clear_error(capsys, tmp_pat
 
 def _finished(rundir):
     """RUNDIR summarized as the run summarized it: its own metrics.json, verdict.json, figure."""
-    from bbrlab.output import summary
+    from bbrlab.output.reports import summary
 
     exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")
     summary.finish(rundir, exp)
@@ -349,7 +349,7 @@ def test_plot_reanalyze_rejudges_beside_the_stored_verdict(capsys, tmp_path, ste
 
 def test_a_suite_judges_a_finished_run_again_beside_its_verdict(capsys, monkeypatch, tmp_path, step_run):
     pytest.importorskip("matplotlib")  # it draws figures
-    from bbrlab.output import report
+    from bbrlab.output.reports import report
 
     _, rundir = _finished(step_run(tmp_path / "results"))
     before = _stored(rundir)
@@ -374,7 +374,7 @@ def test_strict_passes_only_a_reproduced_verdict(capsys, word, code):
 
 def test_the_report_gives_the_runs_own_verdict_and_the_rejudged_one(capsys, monkeypatch, tmp_path, step_run):
     pytest.importorskip("matplotlib")  # it draws figures
-    from bbrlab.output import report
+    from bbrlab.output.reports import report
 
     exp, rundir = _finished(step_run(tmp_path / "results"))
     _todays_experiments(tmp_path, monkeypatch, "where: {cc: bbr}", "where: {cc: cubic}")
@@ -490,13 +490,13 @@ def test_several_runs_are_drawn_together_each_labelled_by_how_it_differs(capsys,
     figure = one.path / "runs-rtt_timeseries.png"
     assert code == 0 and out.splitlines() == ["the runs' setups differ: rtt: 40ms vs 30ms", f"figure: {figure}"]
     assert figure.stat().st_size > 20_000
-    from bbrlab.output import multirun
+    from bbrlab.output.figures import multirun
 
     both = multirun.RunSet([one, two], ["run 1 (rtt 40ms)", "run 2 (rtt 30ms)"])
     records = both.point_records()
     assert [r["params"]["run"] for r in records] == ["run 1 (rtt 40ms)", "run 2 (rtt 30ms)"]
     # the second run's BBR in a shade of its own, its series read from its own run
-    from bbrlab.output import style
+    from bbrlab.output.figures import style
 
     assert [r["flows"][0]["cc"] for r in records] == ["bbr", "bbr@1"]
     assert style.style("bbr@1")["color"] != style.style("bbr")["color"] and style.style("bbr@1")["label"] == "BBR"
@@ -525,7 +525,7 @@ def test_several_runs_refused_in_one_line(capsys, tmp_path, step_run, argv, says
 
 def test_many_runs_get_shades_that_stay_colours():
     pytest.importorskip("matplotlib")  # the shades are mixed by matplotlib's colours
-    from bbrlab.output import style
+    from bbrlab.output.figures import style
 
     names = [style.variant("bbr", k) for k in range(12)]
     assert len({style.style(n)["color"] for n in names}) >= 8  # told apart, and no error at 8 and more
@@ -582,7 +582,7 @@ def test_the_whole_suite_names_and_skips_what_this_kernel_cannot_run(capsys, mon
 
 
 def test_a_run_finished_without_its_figure_is_judged_and_says_how_to_draw_it(capsys, tmp_path, step_run):
-    from bbrlab.output import summary
+    from bbrlab.output.reports import summary
 
     rundir = step_run(tmp_path / "results")
     exp = spec.build(spec.load_raw(rundir.path / "spec.yaml"), default_name="step")

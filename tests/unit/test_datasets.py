@@ -112,7 +112,7 @@ def test_list_and_run_say_when_the_reference_file_is_missing(capsys, monkeypatch
 
 def test_the_report_leaves_out_what_lacks_a_trace_and_names_it(capsys, monkeypatch, tmp_path, step_run):
     pytest.importorskip("matplotlib")  # it draws figures
-    from bbrlab.output import summary
+    from bbrlab.output.reports import summary
 
     rundir = step_run(tmp_path / "results")
     summary.finish(rundir, spec.load(REPO / "experiments" / "step.yaml"))  # its verdict: a finished run

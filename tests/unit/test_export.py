@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bbrlab import cli
-from bbrlab.output import export
+from bbrlab.output.files import export
 
 
 def test_export_writes_tidy_tables_pandas_reads_in_one_call(capsys, tmp_path, step_run):

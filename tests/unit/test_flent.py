@@ -8,7 +8,7 @@ import pytest
 
 from bbrlab import cli
 from bbrlab.errors import BbrlabError
-from bbrlab.output import flent
+from bbrlab.output.files import flent
 from bbrlab.store.results import write_json
 
 TOP_KEYS = {"version", "x_values", "results", "raw_values", "metadata"}

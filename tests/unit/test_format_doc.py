@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from bbrlab import cli
-from bbrlab.output import format_doc, plot_kinds
+from bbrlab.output.docs import format_doc
+from bbrlab.output.figures import plot_kinds
 from bbrlab.schema import aqm_format, experiment as spec, workload
 
 REPO = Path(__file__).resolve().parents[2]

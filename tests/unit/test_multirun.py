@@ -1,4 +1,4 @@
-"""Several runs together: how their setups differ (output/differences.py), said in a line by
+"""Several runs together: how their setups differ (output/reports/differences.py), said in a line by
 `plot --kind KIND RUN1 RUN2 ...` and in every multi-run kind's labels, each run's curves,
 bars or panels named by its run, each run's own guides (rate, base RTT) where the runs differ
 in them, and no run's parameters given as everyone's."""
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bbrlab import cli
-from bbrlab.output import differences, multirun, plot_kinds, plots
+from bbrlab.output.reports import differences
+from bbrlab.output.figures import multirun, plot_kinds, plots
 from bbrlab.schema import experiment as spec
 from bbrlab.store.results import RunDir, write_json
 
@@ -262,7 +263,7 @@ def test_jitter_titles_each_run_s_reordering_and_keeps_every_run_s_rate_in_view(
 
 @pytest.mark.parametrize("kind", sorted(GUIDES))
 def test_each_run_s_guides_leave_every_legend_clear_of_the_data_and_inside_the_figure(tmp_path, kind, quick_run):
-    from bbrlab.output import legends
+    from bbrlab.output.figures import legends
 
     fig, _ = two_runs_drawn(quick_run, tmp_path, kind, GUIDES[kind][0])
     try:

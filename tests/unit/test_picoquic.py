@@ -190,7 +190,7 @@ def jitter_record(cc: str, flows: list[dict], tool: str = "picoquic", **metrics)
 
 
 def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
-    from bbrlab.output import report_quic
+    from bbrlab.output.reports import report_quic
 
     def record(cc, rates, bound=False):
         flows = [{"goodput_mbps": r, "cpu_s": 1.0, "rtt_sample_p50_ms": 30.0 + i,
@@ -207,7 +207,7 @@ def test_the_report_table_puts_each_ccs_connections_beside_the_posts_numbers():
 
 def test_the_same_table_gives_kernel_tcps_flows_at_quic_jitters_points():
     from types import SimpleNamespace
-    from bbrlab.output import report_quic
+    from bbrlab.output.reports import report_quic
 
     def record(cc, rates, left=None):  # ...but for quic-jitter-tcp, quic-jitter's points with iperf3
         return jitter_record(cc, [{"goodput_mbps": r, "bbr_left_startup_by_s": left} for r in rates], tool="iperf3",
@@ -227,7 +227,7 @@ def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from bbrlab.output import plots_quic
+    from bbrlab.output.figures import plots_quic
 
     def record(tool, cc, rates):
         return jitter_record(cc, [{"goodput_mbps": r} for r in rates], tool=tool)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.output import legends, plots, plots_loss, style
-from bbrlab.output.style import versions_named
+from bbrlab.output.figures import legends, plots, plots_loss, style
+from bbrlab.output.figures.style import versions_named
 from bbrlab.schema import experiment as spec
 from bbrlab.emulation import topo
 
@@ -303,7 +303,7 @@ def test_without_zero_loss_the_axis_is_the_swept_values():
 def test_a_mixed_class_point_draws_each_class_in_its_ccs_colour(synthetic_run):
     """A user's file with three classes (no plot kind: RTT over time) gets an entry and a
     colour per class, not one "bbr+cubic+reno" line."""
-    from bbrlab.output import plots_paper
+    from bbrlab.output.figures import plots_paper
 
     exp = spec.build({"name": "mine", "link": {"rate": "10Mbit", "rtt": "40ms", "buffer": "2bdp"},
                       "flows": [{"class": "fast", "cc": "bbr", "duration": "10s"},

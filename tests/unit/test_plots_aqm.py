@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bbrlab.output import plot_kinds, plots, plots_aqm
+from bbrlab.output.figures import plot_kinds, plots, plots_aqm
 from bbrlab.schema import experiment as spec
 
 pytest.importorskip("matplotlib")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.emulation import topo
-from bbrlab.output import plot_kinds, plots, plots_bbr, style
+from bbrlab.output.figures import plot_kinds, plots, plots_bbr, style
 from bbrlab.schema import experiment as spec
 from bbrlab.store.results import write_json
 
@@ -100,7 +100,7 @@ def test_the_shallow_buffer_figure_draws_each_ccs_retransmissions_per_flow_count
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from bbrlab.output import plots_loss
+    from bbrlab.output.figures import plots_loss
 
     exp = spec.load(EXPERIMENTS / "v3-shallow.yaml")
     records = []

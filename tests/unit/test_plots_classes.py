@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import legends, plot_kinds, plots, plots_classes, plots_field, report_field, style
+from bbrlab.output.figures import legends, plot_kinds, plots, plots_classes, plots_field, style
+from bbrlab.output.reports import report_field
 from bbrlab.schema import experiment as spec
 
 pytest.importorskip("matplotlib")

@@ -8,7 +8,8 @@ import pytest
 
 from bbrlab.verdicts import claims
 from bbrlab.analysis import fct
-from bbrlab.output import legends, plots, plots_fct, report_field, style
+from bbrlab.output.figures import legends, plots, plots_fct, style
+from bbrlab.output.reports import report_field
 from bbrlab.schema import experiment as spec, workload
 from bbrlab.emulation import topo
 
@@ -120,7 +121,7 @@ def test_the_figure_and_the_report_table(synthetic_run):
 
 
 def test_export_writes_one_row_per_short_flow_in_si_units(tmp_path, synthetic_run):
-    from bbrlab.output import export
+    from bbrlab.output.files import export
 
     exp, rundir = cdn_run(synthetic_run, as_the_cdn_saw_it)
     written = export.export([rundir], tmp_path / "tables")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import legends, plot_kinds, plots, plots_field, plots_paper, style
+from bbrlab.output.figures import legends, plot_kinds, plots, plots_field, plots_paper, style
 from bbrlab.schema import experiment as spec
 from bbrlab.analysis import ware
 from bbrlab.store.results import write_json
@@ -121,7 +121,7 @@ def test_the_trace_replay_figure_has_one_panel_per_interval(synthetic_run):
 
 
 def test_the_report_gives_the_shares_beside_the_model_and_ietf_101(synthetic_run):
-    from bbrlab.output import report_field
+    from bbrlab.output.reports import report_field
 
     exp, rundir = coexist_run(synthetic_run, SHARES)
     lines = report_field.coexist_table(exp, rundir.point_records())
@@ -159,7 +159,7 @@ def test_ietf_101s_point_is_drawn_only_beside_a_run_on_its_link(synthetic_run):
     why = "IETF 101 was measured at 10 Mbit/s, 40 ms, this run at 20 Mbit/s, 30 ms: not comparable"
     assert [label.replace("\n", " ") for label in labels if label.startswith("not drawn")] == [f"not drawn: {why}"]
     assert not any(label.endswith(", IETF 101") for label in labels)
-    from bbrlab.output import report_field
+    from bbrlab.output.reports import report_field
 
     lines = report_field.coexist_table(exp, records)
     assert lines[-1] == f"Not compared with IETF 101: {why}." and not any("BBR share, IETF 101" in x for x in lines)

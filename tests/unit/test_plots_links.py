@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from bbrlab.verdicts import claims
-from bbrlab.output import legends, plots, report_links
+from bbrlab.output.figures import legends, plots
+from bbrlab.output.reports import report_links
 from bbrlab.schema import experiment as spec
 
 pytest.importorskip("matplotlib")

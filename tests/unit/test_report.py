@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from bbrlab.output import report
+from bbrlab.output.reports import report
 from bbrlab.schema import experiment as spec
 from bbrlab.store.results import RunDir, write_atomic, write_json
 
@@ -134,7 +134,7 @@ def test_report_gives_the_verdict_word_and_why_under_it(tmp_path):
 
 
 def test_the_calibration_a_run_was_judged_against_is_named():
-    from bbrlab.output.report import _calibration_line
+    from bbrlab.output.reports.report import _calibration_line
 
     cal = {"key": "fbcd20baed95", "created": "2026-11-23T06:40:00+0000", "shaper": "netem",
            "faithful_up_to_bps": 50e6, "gate": {"rate_bps": 100e6, "failed": "cubic: link_delivery 0.954 < 0.98"},

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from bbrlab.errors import SpecError
-from bbrlab.output import measurements, results_doc
+from bbrlab.output.docs import measurements, results_doc
 from bbrlab.runs import estimate
 from bbrlab.schema import experiment as spec
 from bbrlab.store.results import MEASUREMENT

@@ -1,13 +1,13 @@
 """What `bbrlab results-doc` writes the docs from: docs/measurements.yaml, held to the
 experiments it accounts for, and the suite's plan as `suite --dry-run` sizes it (the writing
-itself is output/results_doc.py's). Nothing is run or measured."""
+itself is output/docs/results_doc.py's). Nothing is run or measured."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import SpecError
-from ..output import measurements, results_doc
+from ..output.docs import measurements, results_doc
 from . import estimate, suite
 
 

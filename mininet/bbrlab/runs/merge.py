@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import log
 from .. import __version__
 from ..schema import experiment as spec
-from ..output import summary
+from ..output.reports import summary
 from ..verdicts import judge
 from ..errors import BbrlabError
 from .calibrate import NOT_CALIBRATED

@@ -17,7 +17,7 @@ from .. import log
 from ..analysis import analyze as analysis
 from ..verdicts import claims
 from ..store import metadata
-from ..output import summary
+from ..output.reports import summary
 from ..verdicts import judge
 from ..errors import BbrlabError, ParseError, TestbedError
 from ..emulation.net import Testbed

@@ -107,7 +107,7 @@ def write_report(root: Path, exps: list[spec.Experiment], lacking: dict[str, Mis
     """The report on EXPS, naming in it those LACKING left out for want of data and those
     NOT_HERE ({name: what it needs}) this kernel cannot run; RUNS: the run to report on for
     some of them (an archive's) instead of the newest."""
-    from ..output import report  # matplotlib's figures: only when a report is written
+    from ..output.reports import report  # matplotlib's figures: only when a report is written
 
     return report.write(root, exps, out, skipped=needs(lacking), runs=runs, not_here=not_here)
 
@@ -149,7 +149,7 @@ def run_each(exps: list[spec.Experiment], root: Path, states: dict, calibration:
     verdict and figure if it lacks them, and is judged again by today's file if its claims,
     plot or title were edited (FOLDER holds the experiment files it was judged by).
     ({name: verdict}, [names that failed to run]); runner.Interrupted goes to the caller."""
-    from ..output import summary
+    from ..output.reports import summary
     from ..verdicts import judge
     from . import runner
     from ..store.results import read_json

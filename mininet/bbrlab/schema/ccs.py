@@ -22,7 +22,7 @@ FQ_ONLY = ("bbr410",)
 CCS = tuple(sorted(BUILT_IN + KERNEL_MODULES + PROVISIONED))
 # picoquic's own congestion controls (a `tool: picoquic` group), by ITS names, as
 # `picoquicdemo -h` lists them at the pinned commit (ansible/roles/picoquic): its bbr is
-# BBRv3 and bbr1 its BBRv1, in user space; a label says picoquic's (output/style.py)
+# BBRv3 and bbr1 its BBRv1, in user space; a label says picoquic's (output/figures/style.py)
 QUIC_CCS = ("bbr", "bbr1", "c4", "cubic", "dcubic", "fast", "newreno", "prague")
 
 

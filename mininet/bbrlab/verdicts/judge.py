@@ -2,7 +2,7 @@
 the judging of a run's finished points by an experiment's claims, the checks `repeat: auto`
 must still decide, and which spec judges a run again.
 
-Reads the results directory alone (no testbed, no Mininet); output/summary.py writes and
+Reads the results directory alone (no testbed, no Mininet); output/reports/summary.py writes and
 draws what this decides.
 """
 

@@ -36,9 +36,9 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
-from ..errors import BbrlabError
-from ..store.results import RunDir, read_json, write_atomic
+from ... import __version__
+from ...errors import BbrlabError
+from ...store.results import RunDir, read_json, write_atomic
 from .export import folder
 
 TEST = "tcp_nup"  # flent's test whose series and plots these files fill

@@ -14,7 +14,7 @@ whether the point was CPU-bound (then no finding is read from the row).
 
 from __future__ import annotations
 
-from ..verdicts import claims as claims_mod
+from ...verdicts import claims as claims_mod
 from .cells import cell, mean
 
 POST = ("Huitema 2024 (picoquic on a laptop's loopback, 16 connections of 1 GB per CC): BBR (v3) mean "

@@ -8,10 +8,10 @@ committed file differs from what this writes.
 
 from __future__ import annotations
 
-from ..schema import aqm_format as aqms
-from ..schema import ccs, experiment as spec, strict, units, workload
-from ..schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
-from .plot_kinds import PLOTS
+from ...schema import aqm_format as aqms
+from ...schema import ccs, experiment as spec, strict, units, workload
+from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
+from ..figures.plot_kinds import PLOTS
 
 REQUIRED = "required"
 FLOORS = {key: shortest for key, shortest, _ in strict.SAMPLING_FLOORS}

@@ -13,8 +13,8 @@ smoothed RTT, and BBR's state (picoquic's own names).
 
 from __future__ import annotations
 
-from ..store.results import RunDir
-from ..verdicts import claims as claims_mod
+from ...store.results import RunDir
+from ...verdicts import claims as claims_mod
 from .style import RUN_AXIS, VARIANT_MARK, base_cc, in_turn, own_id, run_of, style, variant
 
 WINDOW = 4.0  # seconds of one connection in quic_timeline, as in the post's figure 2

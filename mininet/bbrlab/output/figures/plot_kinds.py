@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import (plots_aqm, plots_bbr, plots_classes, plots_fct, plots_field, plots_links, plots_loss, plots_paper,
-               plots_quic)
+from . import plots_aqm, plots_bbr, plots_classes, plots_fct, plots_field, plots_links, plots_loss, plots_paper, plots_quic
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import statistics
 
-from ..verdicts import claims as claims_mod
-from ..schema.metric_names import FCT_BUCKETS
+from ...verdicts import claims as claims_mod
+from ...schema.metric_names import FCT_BUCKETS
 from .style import RUN_AXIS, style
-from ..store.results import RunDir
+from ...store.results import RunDir
 
 CLASS_STYLES = ("-", "--", ":", "-.")
 BUCKET_EDGES = [0.0] + [upper for _, upper in FCT_BUCKETS[:-1]] + [float("inf")]

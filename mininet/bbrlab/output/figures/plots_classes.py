@@ -10,9 +10,9 @@ report's table gives the same numbers with the goodput and the retransmission ra
 
 from __future__ import annotations
 
-from ..verdicts import claims as claims_mod
-from ..store.results import RunDir
-from .cells import mean
+from ...verdicts import claims as claims_mod
+from ...store.results import RunDir
+from ..reports.cells import mean
 from .style import RUN_AXIS, cc_of, style
 
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")  # one per class, in spec order

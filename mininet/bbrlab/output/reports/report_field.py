@@ -14,11 +14,11 @@ classes of long flows (rtt-mix): per point and class, its share against its fair
 
 from __future__ import annotations
 
-from ..analysis import ware
-from ..verdicts import reference_numbers
+from ...analysis import ware
+from ...verdicts import reference_numbers
 from .cells import cell, mean
-from .plots_classes import class_rows, in_file_order
-from .plots_field import class_shares, pairings, with_v1
+from ..figures.plots_classes import class_rows, in_file_order
+from ..figures.plots_field import class_shares, pairings, with_v1
 
 
 def _share(values: tuple | None) -> str:
@@ -95,7 +95,7 @@ def _small_fct(entry: dict) -> float | None:
 
 def fct_table(records: list[dict]) -> list[str]:
     """Short flows per grid point and class; [] for a run without short flows."""
-    from ..verdicts.claims import grid_points, point_name
+    from ...verdicts.claims import grid_points, point_name
 
     rows = []
     for group in grid_points(records):

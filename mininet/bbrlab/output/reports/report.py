@@ -11,14 +11,14 @@ import os
 import time
 from pathlib import Path
 
-from ..verdicts import claims, reference_numbers
-from ..store import metadata
+from ...verdicts import claims, reference_numbers
+from ...store import metadata
 from . import report_field, report_links, report_quic, summary
 from .cells import cell
-from ..errors import BbrlabError
-from ..schema.datasets import MissingData
-from ..store.results import RunDir, read_json, write_atomic
-from ..schema.experiment import Experiment, build, load_raw
+from ...errors import BbrlabError
+from ...schema.datasets import MissingData
+from ...store.results import RunDir, read_json, write_atomic
+from ...schema.experiment import Experiment, build, load_raw
 
 
 # What BBR's model believed, from ss, beside its goodput:

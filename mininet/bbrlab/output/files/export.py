@@ -18,9 +18,9 @@ import csv
 import io
 from pathlib import Path
 
-from ..errors import BbrlabError
-from ..schema.metric_names import METRICS
-from ..store.results import RunDir, write_atomic
+from ...errors import BbrlabError
+from ...schema.metric_names import METRICS
+from ...store.results import RunDir, write_atomic
 
 # A unit as the analysis writes it -> (factor to SI, the SI column suffix replacing its own)
 _SI = {"Mbit/s": (1e6, "_bps"), "ms": (1e-3, "_s")}

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import log
-from ..verdicts import claims, judge
-from . import plots
-from ..errors import BbrlabError
-from ..store.results import RunDir, read_json, write_atomic, write_json
-from ..schema.experiment import Experiment
+from ... import log
+from ...verdicts import claims, judge
+from ..figures import plots
+from ...errors import BbrlabError
+from ...store.results import RunDir, read_json, write_atomic, write_json
+from ...schema.experiment import Experiment
 
 # A re-judgement's files, beside the run's own (which stay as the run wrote them).
 REJUDGED = "-rejudged"

@@ -10,16 +10,16 @@ import re
 import textwrap
 from pathlib import Path
 
-from ..verdicts import claims as claims_mod
-from . import differences
+from ...verdicts import claims as claims_mod
+from ..reports import differences
 from .legends import clear_legends
 from .plot_kinds import PLOTS
 from .plots_fct import workload_line  # classes of short flows, when the point has them
 from .style import FORMATS  # noqa: F401 - the formats draw() writes
 from .style import versions_named
-from ..errors import BbrlabError
-from ..schema.link import Buffer
-from ..store.results import RunDir, write_atomic
+from ...errors import BbrlabError
+from ...schema.link import Buffer
+from ...store.results import RunDir, write_atomic
 
 
 def _pyplot():

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import textwrap
 
-from ..verdicts import claims as claims_mod
+from ...verdicts import claims as claims_mod
 from . import guides
 from .style import style
-from ..store.results import RunDir
+from ...store.results import RunDir
 
 
 def _by_cc(records: list[dict], x_of, y_key: str) -> dict[str, list[tuple[float, float, float, float]]]:

@@ -10,9 +10,9 @@ emulator's own RTT noise (then no finding is read from the row).
 
 from __future__ import annotations
 
-from ..verdicts import claims as claims_mod
+from ...verdicts import claims as claims_mod
 from .cells import cell, mean
-from .plots_links import slot_on, noise_floor_ms
+from ..figures.plots_links import slot_on, noise_floor_ms
 
 
 def _rows(records: list[dict], key) -> dict:

@@ -15,10 +15,10 @@ import dataclasses
 import textwrap
 from dataclasses import dataclass
 
-from ..errors import BbrlabError
-from ..schema import experiment as spec
-from ..schema.units import fmt_fraction, fmt_rate, fmt_time
-from ..store.results import RunDir, read_json
+from ...errors import BbrlabError
+from ...schema import experiment as spec
+from ...schema.units import fmt_fraction, fmt_rate, fmt_time
+from ...store.results import RunDir, read_json
 
 RATES = {"rate"}
 TIMES = {"rtt", "duration", "start", "stagger", "until", "jitter", "delay_variation", "trace_interval", "burst_time",

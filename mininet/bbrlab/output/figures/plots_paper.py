@@ -4,9 +4,9 @@ plot_kinds.PLOTS."""
 
 from __future__ import annotations
 
-from ..analysis.metrics import percentile
-from ..verdicts import claims as claims_mod
-from ..store.results import RunDir
+from ...analysis.metrics import percentile
+from ...verdicts import claims as claims_mod
+from ...store.results import RunDir
 from . import guides
 from .legends import right_of_axes
 from .style import RUN_AXIS, base_cc, cc_of, point_label, rate_line, style

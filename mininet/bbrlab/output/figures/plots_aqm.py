@@ -8,10 +8,10 @@ per AQM; below, each point's goodput and the queue's median delay. Under flow qu
 
 from __future__ import annotations
 
-from ..analysis.metrics import percentile
-from ..schema.link import FRAME_BYTES
-from ..verdicts import claims as claims_mod
-from ..store.results import RunDir
+from ...analysis.metrics import percentile
+from ...schema.link import FRAME_BYTES
+from ...verdicts import claims as claims_mod
+from ...store.results import RunDir
 from . import guides
 from .legends import right_of_axes
 from .style import AQM_STYLE, aqm_of, cc_of, style

@@ -15,11 +15,11 @@ number of flows.
 
 from __future__ import annotations
 
-from ..verdicts import claims as claims_mod
-from ..analysis import mathis
-from ..verdicts import reference_numbers
+from ...verdicts import claims as claims_mod
+from ...analysis import mathis
+from ...verdicts import reference_numbers
 from .style import RUN_AXIS, buffer_bdp, cc_of, not_drawn, style
-from ..store.results import RunDir
+from ...store.results import RunDir
 
 
 ZERO_STEP = 4.0  # 0 % sits this factor left of the smallest loss swept, past a break

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..store.results import RunDir
+from ...store.results import RunDir
 from .style import RUN_AXIS, base_cc, in_turn, own_id, style
 
 # bottom to top roughly by pacing gain, so a probe up reads as a step up

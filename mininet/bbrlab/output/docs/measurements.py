@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError, did_you_mean
-from ..schema.experiment import Experiment
-from ..schema.yaml_loader import read
-from ..store.results import MEASUREMENT
+from ...errors import SpecError, did_you_mean
+from ...schema.experiment import Experiment
+from ...schema.yaml_loader import read
+from ...store.results import MEASUREMENT
 
 PATH = Path("docs") / "measurements.yaml"
 KERNELS = {"debian": "Debian's 6.1", "bbr3": "the BBRv3 kernel"}  # as `vm/vm.sh kernel` names them

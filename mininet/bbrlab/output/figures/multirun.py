@@ -17,10 +17,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..errors import BbrlabError
-from ..schema import experiment as spec
-from ..store.results import RunDir
-from . import differences, plots
+from ...errors import BbrlabError
+from ...schema import experiment as spec
+from ...store.results import RunDir
+from ..reports import differences
+from . import plots
 from .style import RUN_AXIS, RUN_SEPARATOR, formats, runs_named, variant
 
 
@@ -72,7 +73,7 @@ class RunSet:
 
 def check(dirs: list[str], kind: str | None, out: str | None, format_text: str) -> None:
     """What `plot` needs to draw several runs together, each lack said in one line."""
-    from ..errors import SpecError
+    from ...errors import SpecError
     from .plot_kinds import PLOTS
 
     if len(dirs) < 2:

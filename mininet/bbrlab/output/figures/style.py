@@ -174,7 +174,7 @@ def variant(cc: str, k: int) -> str:
 
 def formats(text: str) -> tuple[str, ...]:
     """--format png,svg,pdf -> ('png', 'svg', 'pdf'), each one matplotlib writes."""
-    from ..errors import SpecError
+    from ...errors import SpecError
 
     chosen = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
     wrong = [f for f in chosen if f not in FORMATS]

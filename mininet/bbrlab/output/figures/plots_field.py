@@ -8,11 +8,11 @@ under an AQM (coexist-aqm) get a line style per queue discipline on the same axe
 
 from __future__ import annotations
 
-from ..verdicts import claims as claims_mod
-from ..analysis import ware
-from ..verdicts import reference_numbers
+from ...verdicts import claims as claims_mod
+from ...analysis import ware
+from ...verdicts import reference_numbers
 from .style import AQM_LINES, AQM_STYLE, aqm_of, base_cc, buffer_bdp, cc_of, not_drawn, style
-from ..store.results import RunDir
+from ...store.results import RunDir
 
 PAIR_LINES = ("-", (0, (5, 2)), "-.", ":")  # one per pairing, where colour means the CC
 MODEL_LINE = (0, (1, 3))  # the model's dotted-sparse line, apart from every measured one

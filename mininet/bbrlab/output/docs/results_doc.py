@@ -13,9 +13,9 @@ import re
 import textwrap
 from pathlib import Path
 
-from ..errors import SpecError
-from ..schema.experiment import Experiment
-from ..store.results import MEASUREMENT
+from ...errors import SpecError
+from ...schema.experiment import Experiment
+from ...store.results import MEASUREMENT
 from .measurements import KERNELS, NOTES, PATH, Entry
 
 COMMAND = "./bbrlab results-doc"

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis import stats
-from ..verdicts.claims import average_repetitions, grid_points, point_name
-from ..errors import SpecError, did_you_mean
-from ..schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
-from ..store.results import RunDir
+from ...analysis import stats
+from ...verdicts.claims import average_repetitions, grid_points, point_name
+from ...errors import SpecError, did_you_mean
+from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
+from ...store.results import RunDir
 from . import differences
-from .style import FORMATS  # what the overlay is written as: the --out file's extension says which
+from ..figures.style import FORMATS  # what the overlay is written as: the --out file's extension says which
 
 # What a comparison shows unless told otherwise: goodput, delay, queue, losses, fairness.
 DEFAULT_METRICS = ("steady_goodput_mbps", "steady_utilization", "rtt_p50_ms", "rtt_p95_ms", "queue_p50_pkts",
