@@ -1,5 +1,6 @@
 """The commands on stored runs and the project's own files: export, compare, pack, unpack,
-lab list and lab check, format-doc, fetch-data, trace synth and trace show. cli.py dispatches to them (HANDLERS).
+lab list and lab check, format-doc, fetch-data, trace synth and trace show. cli.py dispatches
+to them (HANDLERS).
 """
 
 from __future__ import annotations
@@ -100,9 +101,7 @@ def cmd_trace_synth(args) -> int:
     except ValueError as exc:  # a length, rate or kind synthesize cannot make
         raise SpecError(f"trace synth: {exc}") from None
     output = Path(args.output)
-    if output.is_dir():
-        raise SpecError(f"trace synth: {output} is a directory; give the trace file to write")
-    try:
+    try:  # a directory, a missing folder or no permission: said by the OS, in one line
         traces.write(output, times)
     except OSError as exc:
         raise SpecError(f"trace synth: cannot write {output} ({exc.strerror})") from None

@@ -136,7 +136,7 @@ def test_bbrlab_trace_writes_and_summarizes_and_names_a_bad_input_in_one_line(tm
     for argv, said in ((["show", str(tmp_path / "none")], "no such trace file"),
                        (["synth", "walk", str(tmp_path / "w.up"), "--rate", "fast"], "--rate"),
                        (["synth", "constant", str(tmp_path / "z.up"), "--seconds", "0s"], "positive length"),
-                       (["synth", "constant", str(tmp_path)], "is a directory"),
+                       (["synth", "constant", str(tmp_path)], f"cannot write {tmp_path} (Is a directory)"),
                        (["synth", "constant", str(tmp_path / "no" / "such" / "dir.up")], "cannot write")):
         assert cli.main(["trace", *argv]) == 2, argv
         err = capsys.readouterr().err
