@@ -29,24 +29,16 @@ bbrlab_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dispatch_die() { echo "${0##*/}: error: $*" >&2; exit 2; }
 dispatch_note() { echo "${0##*/}: $*" >&2; }
 
-# Kernel features the testbed needs that this kernel lacks, one name per line.
-# Tested by doing: each qdisc is attached in a throw-away namespace.
+# Kernel features the testbed needs that this kernel lacks, one name per line: the probe
+# the preflight and the netkernel role run too (it tests by doing). Without python3 here
+# bbrlab cannot run here either.
 kernel_lacks() {
-    local ns="bbrlab-probe-$$" spec module
-    if ! ip netns add "$ns" 2>/dev/null; then
-        echo "network-namespaces"
-        return 0
-    fi
-    ip -n "$ns" link add d0 type dummy 2>/dev/null || true
-    for spec in "netem delay 1ms" "fq" "htb default 1"; do
-        module="sch_${spec%% *}"
-        modprobe -q "$module" 2>/dev/null || true
-        # shellcheck disable=SC2086 # the qdisc spec is split on purpose
-        tc -n "$ns" qdisc replace dev d0 root $spec >/dev/null 2>&1 || echo "$module"
-    done
-    ip netns del "$ns" 2>/dev/null || true
-    modprobe -q tcp_bbr 2>/dev/null || true
-    grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null || echo "tcp_bbr"
+    command -v python3 >/dev/null || { echo python3; return 0; }
+    local out status=0
+    out=$(python3 "$bbrlab_repo/mininet/bbrlab/emulation/kernel_probe.py" \
+        network-namespaces sch_netem sch_fq sch_htb tcp_bbr) || status=$?
+    ((status <= 1)) || { echo kernel-probe; return 0; } # it failed: the VM is the safe side
+    awk '$2 == "missing" { print $1 }' <<<"$out"
 }
 
 # Actions that read or describe results and specs: they need no kernel feature, no root

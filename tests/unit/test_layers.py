@@ -145,10 +145,11 @@ def test_no_module_uses_another_modules_private_names():
     assert private_uses() == []
 
 
-def test_the_in_host_programs_import_the_standard_library_alone():
-    """traffic/inhost/ runs by path inside the emulated hosts, where bbrlab is not importable."""
-    programs = sorted((PACKAGE / "traffic" / "inhost").glob("*.py"))
-    assert {p.name for p in programs} >= {"shortflows.py", "bbr_diag.py"}
+def test_the_programs_run_by_path_import_the_standard_library_alone():
+    """traffic/inhost/ runs by path inside the emulated hosts, and the kernel probe on hosts and
+    provisioned machines (vm/dispatch.sh, the netkernel role), where bbrlab is not importable."""
+    programs = sorted((PACKAGE / "traffic" / "inhost").glob("*.py")) + [PACKAGE / "emulation" / "kernel_probe.py"]
+    assert {p.name for p in programs} >= {"shortflows.py", "bbr_diag.py", "kernel_probe.py"}
     for path in programs:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):

@@ -1,7 +1,7 @@
 """Preflight: everything a run needs, checked before anything starts.
 
-Kernel features are tested by doing (attaching each qdisc in a throw-away namespace),
-not by reading config files: a module can be missing, blacklisted or built out.
+Kernel features are tested by doing, by kernel_probe (the probe vm/dispatch.sh and the
+netkernel role run too), not by reading config files.
 """
 
 from __future__ import annotations
@@ -10,34 +10,16 @@ import importlib.util
 import os
 import platform
 import shutil
-import subprocess
 
 from ..errors import PreflightError
-from .topo import DATA_PORTS
+from . import kernel_probe
+from ..schema import picoquic_builds
 
 TOOLS = {
     "iperf3": "iperf3", "ping": "iputils-ping", "ss": "iproute2", "tc": "iproute2", "ip": "iproute2",
     "ethtool": "ethtool", "mnexec": "mininet", "sysctl": "procps",
 }
 MODULES = {"mininet": "mininet", "yaml": "python3-yaml", "matplotlib": "python3-matplotlib"}
-QDISC_TESTS = {
-    "sch_netem": ["netem", "delay", "1ms"],
-    "sch_fq": ["fq"],
-    "sch_htb": ["htb", "default", "1"],
-    "sch_tbf": ["tbf", "rate", "1mbit", "burst", "3000", "latency", "10ms"],
-    "sch_prio": ["prio"],
-    # the AQMs link.aqm can put at the bottleneck
-    "sch_fq_codel": ["fq_codel"],
-    "sch_codel": ["codel"],
-    "sch_pie": ["pie"],
-    "sch_fq_pie": ["fq_pie"],
-    "sch_cake": ["cake"],
-    "sch_red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000", "burst", "55",
-                "probability", "0.02", "bandwidth", "10Mbit"],
-}
-# Random loss for the data connections only: a u32 filter under a prio root (topo._netem_tc).
-FILTER_TEST = ["protocol", "ip", "prio", "1", "u32", "match", "ip", "sport", str(DATA_PORTS[0]), hex(DATA_PORTS[1]),
-               "flowid", "1:1"]
 VM_HINT = ("This kernel cannot emulate the testbed. Use a kernel that has these modules (Debian 12's "
            "linux-image-amd64 and linux-image-arm64 do), or run inside the testbed VM: `sudo ./figure5.sh --vm all` "
            "(or `vagrant up`, then `vagrant ssh -c 'cd /vagrant && sudo ./figure5.sh all'`).")
@@ -71,43 +53,17 @@ def kernel_line() -> str:
             + f" (all offered: {' '.join(offered)})")
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    """Run ARGV; a program that is not installed (modprobe without kmod) is a failed run."""
-    try:
-        return subprocess.run(argv, capture_output=True, text=True)
-    except OSError as exc:
-        return subprocess.CompletedProcess(argv, 127, "", str(exc))
-
-
 def missing_qdiscs(needed: list[str]) -> list[str]:
     """Module names of the qdiscs (and cls_u32) in NEEDED that cannot be attached here."""
-    ns = f"bbrlab-preflight-{os.getpid()}"
-    if _run(["ip", "netns", "add", ns]).returncode != 0:
+    states = kernel_probe.probe([kernel_probe.NETNS] + needed)
+    if states[kernel_probe.NETNS] != "ok":
         raise PreflightError("cannot create a network namespace (`ip netns add`): run as root on Linux")
-    missing = []
-    try:
-        _run(["ip", "-n", ns, "link", "add", "d0", "type", "dummy"])
-        for module in needed:
-            _run(["modprobe", module])
-            if module == "cls_u32":  # a filter: under a prio root
-                _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root", "handle", "1:"] + QDISC_TESTS["sch_prio"])
-                add = _run(["tc", "-n", ns, "filter", "replace", "dev", "d0", "parent", "1:"] + FILTER_TEST)
-            else:
-                add = _run(["tc", "-n", ns, "qdisc", "replace", "dev", "d0", "root"] + QDISC_TESTS[module])
-            if add.returncode != 0:
-                missing.append(module)
-    finally:
-        _run(["ip", "netns", "del", ns])
-    return missing
+    return [module for module in needed if states[module] == "missing"]
 
 
 def offered_ccs() -> set[str]:
     """The congestion controls the kernel offers now (none where it cannot be read)."""
-    try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
-            return set(f.read().split())
-    except OSError:
-        return set()
+    return kernel_probe.offered_ccs()
 
 
 def release() -> str:
@@ -117,9 +73,8 @@ def release() -> str:
 
 def missing_ccs(needed: set[str]) -> list[str]:
     """Of NEEDED, the congestion controls the kernel lacks even after loading their modules."""
-    for cc in needed - offered_ccs():
-        _run(["modprobe", "-q", f"tcp_{cc}"])
-    return sorted(needed - offered_ccs())
+    return sorted(cc for cc in needed if cc not in offered_ccs()
+                  and kernel_probe.probe([f"tcp_{cc}"])[f"tcp_{cc}"] == "missing")
 
 
 def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: set[str] = frozenset()) -> list[str]:
@@ -149,8 +104,26 @@ def cc_hints(missing: list[str]) -> list[str]:
     return hints
 
 
+def quic_problems(builds: set[str | None]) -> list[str]:
+    """What is missing for the picoquic BUILDS (None: today's) a run's groups ask for."""
+    if builds and shutil.which("picoquicdemo") is None:
+        return [QUIC_HINT]
+    absent = sorted(b for b in builds if b is not None and shutil.which(picoquic_builds.program(b)) is None)
+    if not absent:
+        return []
+    try:
+        with open(f"{picoquic_builds.PREFIX}/share/picoquic/build.txt") as f:
+            said = {line.split()[0]: line.strip() for line in f.readlines()[1:] if line.strip()}
+    except OSError:
+        said = {}
+    return [f"picoquic build {b} ({picoquic_builds.label(b)}) is not installed"
+            + (f" (its build said: {said[b]})" if b in said else "")
+            + ": provisioning builds it beside today's (ansible role picoquic: sudo ./setup.sh, or vagrant "
+            "provision; the testbed box has it built in)" for b in absent]
+
+
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,
-          aqms: set[str] = frozenset(), quic: bool = False, owd: bool = False) -> None:
+          aqms: set[str] = frozenset(), quic: set[str | None] = frozenset(), owd: bool = False) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
@@ -159,8 +132,7 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool
     absent = sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
     if absent:
         problems.append(f"missing programs; install with: apt-get install {' '.join(absent)}")
-    if quic and shutil.which("picoquicdemo") is None:
-        problems.append(QUIC_HINT)
+    problems += quic_problems(quic)
     mods = sorted({pkg for mod, pkg in MODULES.items() if importlib.util.find_spec(mod) is None})
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")
