@@ -59,7 +59,7 @@ def _preflight(points: list[spec.Point]) -> None:
                     pacing_fq=any(p.pacing == "fq" for p in points),
                     pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points),
                     aqms={p.link.aqm.kind for p in points} - {"fifo"},
-                    quic=any(g.tool == "picoquic" for p in points for g in p.flows),
+                    quic={g.build for p in points for g in p.flows if g.tool == "picoquic"},
                     owd=any(p.sampling.irtt for p in points))
 
 

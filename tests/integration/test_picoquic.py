@@ -1,7 +1,8 @@
 """picoquic in the testbed (ansible/roles/picoquic, built natively into the box by
 vm/build-box.sh): the build of the pinned commits is installed and offers exactly the
 congestion controls the experiment format takes for `tool: picoquic`; quic-jitter's quick
-profile runs QUIC connections through the emulated bottleneck."""
+profile runs QUIC connections through the emulated bottleneck; quic-post's quick profile
+runs the two builds of Huitema's post (2024) beside each other, each proving which ran."""
 
 import os
 import re
@@ -58,4 +59,29 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
             else:
                 assert "bbr_phase" not in flow
         assert set(rec["metrics"]["by_cc"]) == {f"picoquic-{name.rsplit('=', 1)[1]}"}
+    assert not [x for x in leftovers() if "picoquic" in x], leftovers()
+
+
+def test_the_posts_builds_run_and_each_connection_proves_which_ran():
+    """quic-post's quick profile: picoquic's BBR of 2024-09-27 and of 2024-10-12 (the post's
+    fix) and CUBIC, each connection read back by the version its server printed; the
+    connections' smallest RTT sample says where this machine's floor stands against the
+    fix's 128 us."""
+    from conftest import RESULTS, by_point, fresh_quick, leftovers
+    from bbrlab.schema import picoquic_builds
+
+    lines = open(f"{PREFIX}/share/picoquic/build.txt").read().splitlines()[1:]
+    assert {line.split()[0]: line.split()[1] for line in lines} == {b: "built" for b in picoquic_builds.BUILDS}, lines
+    rundir = fresh_quick("quic-post", RESULTS / "quic")
+    points = by_point(rundir)
+    assert set(points) == {f"delay_variation=1ms,cc={cc},build={b}" for cc, b in
+                           [("bbr", "401781f40e04"), ("bbr", "6fc1ff2dedd9"), ("cubic", "401781f40e04")]}
+    for name, rec in points.items():
+        build = picoquic_builds.BUILDS[name.rsplit("=", 1)[1]]
+        rows = rec["metrics"]["flows"]
+        assert len(rows) == 4 and all(r["bytes"] == 1_000_000 for r in rows), rows
+        assert {r["picoquic_version"] for r in rows} == {build.version}, rows  # as each server printed it
+        assert {r["cc_ran"] for r in rows} == {name.split("cc=")[1].split(",")[0]}
+        assert all(0 < r["rtt_sample_min_ms"] < 50 for r in rows), [r["rtt_sample_min_ms"] for r in rows]
+        assert rec["flow_plan"][0]["build"] == build.commit
     assert not [x for x in leftovers() if "picoquic" in x], leftovers()

@@ -239,3 +239,95 @@ def test_the_rates_figure_names_picoquics_bbr_v3_and_linuxs_bbr_v1():
     colours = [line.get_color() for line in fig.axes[0].get_lines()]
     assert colours[0] == colours[2] != colours[1]  # v3's colour for both BBRv3s, never v1's
     plt.close(fig)
+
+
+def test_a_group_chooses_a_picoquic_build_and_gets_its_program_and_syntax():
+    """The post's builds (2024) read quicperf's first scenario syntax and sit by commit
+    beside today's, which stays on PATH; a build's own CCs are checked against it."""
+    old = spec.build(raw(build="401781f40e04", cc="reno"))
+    (f1, _) = build_plan(old.points[0]).flows
+    assert f1.build == "401781f40e04"
+    server = picoquic.PICOQUIC.server(f1, Path("/tmp/raw"))
+    assert server.argv[0] == "/usr/local/lib/picoquic/401781f40e04/picoquicdemo"
+    client = picoquic.PICOQUIC.client(f1, Path("/tmp/raw"), 1.0, 5.0)
+    assert "/usr/local/lib/picoquic/401781f40e04/picoquicdemo" in client.argv
+    assert client.argv[-1] == "*1:0:-:397:1000000;"  # once, on stream 0, at once, 397 bytes posted
+    today = build_plan(spec.build(raw(build="d199d45be869")).points[0]).flows[0]
+    assert picoquic.PICOQUIC.server(today, Path("/tmp/raw")).argv[0] == "picoquicdemo"
+    assert build_plan(spec.build(raw()).points[0]).flows[0].build is None
+    for changes, message in [
+            ({"build": "401781f40e0"}, "flows.0.build: '401781f40e0' is not a picoquic build the testbed makes "
+                                       "(did you mean 401781f40e04?) (builds: d199d45be869, 2026-08-16"),
+            ({"build": 401781}, "flows.0.build: 401781 is not a picoquic build"),
+            ({"build": "401781f40e04", "cc": "c4"}, "flows.0.cc: picoquic build 401781f40e04 (2024-09-27) has no "
+                                                    "congestion control 'c4'"),
+            ({"cc": "reno"}, "not a congestion control picoquic offers"),  # today's calls it newreno
+            ({"tool": "iperf3", "size": "1MB", "build": "401781f40e04"}, "flows.0.build: a picoquic build, for "
+                                                                         "tool: picoquic only")]:
+        with pytest.raises(SpecError, match=re.escape(message)):
+            spec.build(raw(**changes))
+
+
+def test_the_version_a_server_printed_proves_which_build_ran(tmp_path):
+    point = spec.build(raw(cc="bbr", count=1, build="6fc1ff2dedd9")).points[0]
+    point = replace(point, sampling=replace(point.sampling, interval=0.02, iperf_interval=0.25, startup=0.0))
+    (flow,) = build_plan(point).flows
+    (tmp_path / "picoquic-f1").mkdir()
+    (tmp_path / "picoquic-f1" / "abc.server.qlog").write_text(qlog(EVENTS))
+    (tmp_path / "picoquic-f1" / "perf.csv").write_text(PERF.format(ccalgo=5))
+    (tmp_path / "picoquic-f1-client.txt").write_text((FIXTURES / "client.txt").read_text())
+    started = "Starting Picoquic (v{}) server on port 5201, server name = ::, just_once = 0, do_retry = 0\n"
+    server = tmp_path / "picoquic-f1-server.txt"
+    server.write_text(started.format("1.1.25.2") + "clock 1000.5 2.5\ncpu 0.40 0.10\n")
+    row = quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]
+    assert row["picoquic_version"] == "1.1.25.2"
+    server.write_text(started.format("1.1.25.1") + "clock 1000.5 2.5\ncpu 0.40 0.10\n")
+    with pytest.raises(ParseError, match=re.escape("flow f1: picoquic 1.1.25.1 ran, not build 6fc1ff2dedd9 (1.1.25.2)")):
+        quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
+    server.write_text("clock 1000.5 2.5\ncpu 0.40 0.10\n")
+    with pytest.raises(ParseError, match=re.escape("picoquic (no version printed) ran")):
+        quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
+
+
+def test_the_rates_figure_tells_the_builds_apart():
+    pytest.importorskip("matplotlib")  # it draws figures
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from bbrlab.output.figures import plots_quic
+
+    def record(cc, build, rates):
+        rec = jitter_record(cc, [{"goodput_mbps": r} for r in rates])
+        rec["flow_plan"][0]["build"] = build
+        rec["params"] = {**rec.get("params", {}), "build": build}
+        return rec
+
+    records = [record("bbr", "401781f40e04", [1.0, 2.0]), record("bbr", "6fc1ff2dedd9", [2.0, 2.5]),
+               record("cubic", "401781f40e04", [2.2, 2.4])]
+    fig = plots_quic.quic_rates(plt, None, None, records)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["picoquic bbr (BBRv3), 1.1.25.1 of 2024-09-27", "picoquic bbr (BBRv3), 1.1.25.2 of 2024-10-12",
+                      "picoquic cubic, 1.1.25.1 of 2024-09-27"]
+    lines = fig.axes[0].get_lines()
+    assert lines[0].get_color() != lines[1].get_color() and lines[1].get_linestyle() == "--"
+    plt.close(fig)
+
+
+def test_the_preflight_names_a_missing_build_and_what_its_build_said(monkeypatch, tmp_path):
+    from bbrlab.emulation import preflight
+    from bbrlab.schema import picoquic_builds
+
+    installed = {"picoquicdemo", "/usr/local/lib/picoquic/6fc1ff2dedd9/picoquicdemo"}
+    monkeypatch.setattr(preflight.shutil, "which", lambda name: name if name in installed else None)
+    (tmp_path / "share" / "picoquic").mkdir(parents=True)
+    (tmp_path / "share" / "picoquic" / "build.txt").write_text(
+        "picoquic d199d45be869 401781f40e04 6fc1ff2dedd9 script 0\nd199d45be869 built\n"
+        "401781f40e04 failed: no route to github.com\n6fc1ff2dedd9 built\n")
+    monkeypatch.setattr(picoquic_builds, "PREFIX", str(tmp_path))
+    installed = {"picoquicdemo", f"{tmp_path}/lib/picoquic/6fc1ff2dedd9/picoquicdemo"}
+    assert preflight.quic_problems({None, "6fc1ff2dedd9"}) == [] and preflight.quic_problems(set()) == []
+    (problem,) = preflight.quic_problems({None, "401781f40e04"})
+    assert problem.startswith("picoquic build 401781f40e04 (picoquic 1.1.25.1 of 2024-09-27) is not installed (its "
+                              "build said: 401781f40e04 failed: no route to github.com): provisioning builds it")
+    installed = set()
+    assert preflight.quic_problems({None}) == [preflight.QUIC_HINT]

@@ -87,6 +87,12 @@ def parse_server_cpu(text: str) -> float | None:
     return float(found[-1][0]) + float(found[-1][1]) if found else None
 
 
+def parse_version(text: str) -> str | None:
+    """The version picoquicdemo printed when it started ("Starting Picoquic (v1.1.25.1) ...")."""
+    found = re.search(r"^Starting Picoquic \(v([\d.]+)\)", text, re.M)
+    return found.group(1) if found else None
+
+
 def parse_clock(text: str) -> float | None:
     """Epoch minus monotonic seconds, as traffic/picoquic.py notes them in the server's file."""
     found = re.findall(r"^clock ([\d.]+) ([\d.]+)$", text, re.M)

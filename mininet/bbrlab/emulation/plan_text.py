@@ -28,8 +28,9 @@ def describe(plan: Plan) -> str:
     lines.append("flows:" if plan.flows or not plan.workloads else "flows: none of iperf3")
     for f in plan.flows:
         end = f"for {f.duration:g}s" if f.duration is not None else f"{f.size} bytes"
-        what = f"{f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}" if f.tool == "iperf3" else \
-            f"{'picoquic ' + f.cc:17s} server {f.sender} {f.src}:{f.port} -> client {f.receiver} (QUIC)"
+        what = f"{f.cc:8s} {f.sender} -> {f.receiver} {f.dst}:{f.port}" if f.tool == "iperf3" else (
+            f"{'picoquic ' + f.cc:17s} server {f.sender} {f.src}:{f.port} -> client {f.receiver} (QUIC"
+            f"{', picoquic ' + f.build if f.build else ''})")
         lines.append(f"  {f.id}: {what}  start {f.start:g}s, {end}")
     if plan.workloads:
         lines.append("short flows (one sending program per class, one sink per receiver, many connections):")

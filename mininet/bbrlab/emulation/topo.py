@@ -63,6 +63,7 @@ class FlowPlan:
     size: int | None  # bytes, for size-bounded flows
     tool: str = "iperf3"  # what sends it (spec.flows.TOOLS): its server and client (traffic/)
     src: str = ""  # the sender's address (a picoquic client, on the receiver, connects to it)
+    build: str | None = None  # picoquic's build (schema/picoquic_builds.py; None: today's)
 
 
 @dataclass(frozen=True)
@@ -362,7 +363,7 @@ def _flow_plans(point: Point, per_group: list, senders: list[str], receivers: li
             flows.append(FlowPlan(
                 id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
                 dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size,
-                tool=group.tool, src=sender_ip[senders[k]]))
+                tool=group.tool, src=sender_ip[senders[k]], build=group.build))
             k += 1
     return tuple(flows), tuple(shorts)
 

@@ -70,11 +70,19 @@ class Progress:
                  f"elapsed {elapsed:.0f}s, eta {eta:.0f}s")
 
 
+def _flow_fields(flow) -> dict:
+    """A flow's plan as the record keeps it: a picoquic build only where one was chosen."""
+    fields = dataclasses.asdict(flow)
+    if fields.get("build") is None:
+        fields.pop("build", None)
+    return fields
+
+
 def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: list) -> dict:
     return {
         "format": FORMAT_VERSION,
         **point_fields(point),
-        "flow_plan": [dataclasses.asdict(f) for f in plan.flows],
+        "flow_plan": [_flow_fields(f) for f in plan.flows],
         "workloads": [dataclasses.asdict(w) for w in plan.workloads],
         "summary": plan.summary,
         "timings": timings,

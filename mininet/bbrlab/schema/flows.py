@@ -13,14 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import ccs, units
+from . import ccs, picoquic_builds, units
 from . import workload as workloads
 from .checks import check_keys as _check_keys
 from .checks import count as _count
 from ..errors import SpecError
 
 FLOW_KEYS = {"cc", "count", "start", "stagger", "duration", "until", "size", "rtt", "loss", "class", "workload", "ecn",
-             "tool"}
+             "tool", "build"}
 # the programs a group of long flows runs: kernel TCP through iperf3, or QUIC through
 # picoquic's demo endpoint (its own congestion controls, in user space: traffic/picoquic.py)
 TOOLS = ("iperf3", "picoquic")
@@ -43,6 +43,7 @@ class FlowGroup:
     workload: workloads.Workload | None = None  # many short flows (workload.py) instead of COUNT long ones
     ecn: bool = False  # the senders ask for ECN (tcp_ecn=1), so an AQM marks instead of dropping
     tool: str = "iperf3"  # TOOLS: what sends the flows (picoquic: QUIC connections, picoquic's own CCs)
+    build: str | None = None  # picoquic's build (schema/picoquic_builds.py; None: today's), for tool: picoquic
 
 
 def _common(group: dict, key: str, default_cc: Any) -> tuple:
@@ -55,7 +56,10 @@ def _common(group: dict, key: str, default_cc: Any) -> tuple:
     if tool not in TOOLS:
         raise SpecError(f"{key}.tool: expected one of {', '.join(TOOLS)}, got {tool!r}")
     cc_key = f"{key}.cc" if "cc" in group or default_cc is None else "cc"
-    ccs.check_quic(cc, cc_key) if tool == "picoquic" else ccs.check(cc, cc_key)
+    if tool != "picoquic":
+        ccs.check(cc, cc_key)
+    elif group.get("build") is None:  # (a build's own CCs are checked with it: _build)
+        ccs.check_quic(cc, cc_key)
     name = group.get("class")
     if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name)):
         raise SpecError(f"{key}.class: expected a name of letters, digits, '-', '_' or '.', got {name!r}")
@@ -97,13 +101,24 @@ def _group(group: Any, key: str, default_cc: Any) -> FlowGroup:
                   if group.get("duration") is not None else None),
         until=units.duration(group["until"], f"{key}.until") if group.get("until") is not None else None,
         size=units.size(group["size"], f"{key}.size") if group.get("size") is not None else None,
-        rtt=rtt, loss=loss, name=name, ecn=ecn, tool=tool,
+        rtt=rtt, loss=loss, name=name, ecn=ecn, tool=tool, build=_build(group, key, tool, default_cc),
     )
     last_start = flow.start + (flow.count - 1) * flow.stagger
     if flow.until is not None and flow.until <= last_start:
         raise SpecError(f"{key}.until: {flow.until:g}s is not after the last flow's start {last_start:g}s")
     _whole_seconds(flow, key)
     return flow
+
+
+def _build(group: dict, key: str, tool: str, default_cc: Any) -> str | None:
+    """The group's picoquic build, checked (a build is picoquic's alone)."""
+    if group.get("build") is None:
+        return None
+    if tool != "picoquic":
+        raise SpecError(f"{key}.build: a picoquic build, for tool: picoquic only (this group's tool is {tool})")
+    build = picoquic_builds.check(group["build"], f"{key}.build")
+    picoquic_builds.check_cc(group.get("cc", default_cc), build, f"{key}.cc" if "cc" in group else "cc")
+    return build
 
 
 def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:

@@ -21,7 +21,7 @@ SWEEPABLE = (
     "pacing",
     "flows.*.cc", "flows.*.count", "flows.*.start", "flows.*.stagger", "flows.*.duration",
     "flows.*.until", "flows.*.size", "flows.*.rtt", "flows.*.loss", "cc",
-    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes", "flows.*.ecn",
+    "flows.*.workload.rate", "flows.*.workload.load", "flows.*.workload.sizes", "flows.*.ecn", "flows.*.build",
     "link.aqm", *[f"link.{kind}.{name}" for kind, params in aqms.PARAMS.items() for name in params],
 )
 TOP_KEYS = {"name", "title", "description", "link", "pacing", "cc", "flows", "sysctls", "sampling",

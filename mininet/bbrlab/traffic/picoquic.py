@@ -29,9 +29,10 @@ import time
 from pathlib import Path
 
 from ..emulation.topo import FlowPlan
+from ..schema import picoquic_builds
 from .iperf import STOP_WAIT, Command, wait_listening
 
-PREFIX = "/usr/local"  # where ansible/roles/picoquic installs it
+PREFIX = picoquic_builds.PREFIX
 DEMO = "picoquicdemo"
 CERTS = f"{PREFIX}/share/picoquic/certs"
 PERF_LOG = "perf.csv"  # the server's performance log, in the connection's log folder
@@ -43,6 +44,13 @@ CLIENT_WRAPPER = 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); echo "epoch $
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def scenario(build: str | None, size: int) -> str:
+    """quicperf's request of SIZE bytes on one stream, in the syntax BUILD reads."""
+    if picoquic_builds.BUILDS[build or picoquic_builds.DEFAULT].scenario == "legacy":
+        return f"*1:0:-:{STREAM_HEADER}:{size};"  # once, stream 0, at once, post, response
+    return f"=b1:*1:{STREAM_HEADER}:{size};"
+
+
 def log_dir(raw_dir: Path, flow: FlowPlan) -> Path:
     return raw_dir / f"picoquic-{flow.id}"
 
@@ -50,15 +58,15 @@ def log_dir(raw_dir: Path, flow: FlowPlan) -> Path:
 def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
     """The server, with its connection's qlog (-q) and its performance log (-F: a CSV line
     per connection when it closes, which names the CC that ran)."""
-    return [DEMO, "-p", str(flow.port), "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem",
+    return [picoquic_builds.program(flow.build), "-p", str(flow.port), "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem",
             "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG)]
 
 
 def client_argv(flow: FlowPlan) -> list[str]:
     """The quicperf download of FLOW's size from its server (-D: nothing saved to disk)."""
     return ["bash", "-c", CLIENT_WRAPPER, "picoquic-client",
-            DEMO, "-G", flow.cc, "-a", "perf", "-D", flow.src, str(flow.port),
-            f"=b1:*1:{STREAM_HEADER}:{flow.size};"]
+            picoquic_builds.program(flow.build), "-G", flow.cc, "-a", "perf", "-D", flow.src, str(flow.port),
+            scenario(flow.build, flow.size)]
 
 
 def process_cpu(pid: int) -> tuple[float, float] | None:

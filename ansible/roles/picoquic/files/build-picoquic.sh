@@ -2,26 +2,39 @@
 # Build picoquic's demo endpoint (picoquicdemo: QUIC server and "quicperf" client) and its
 # binary-log reader (picolog_t) from picoquic and picotls at pinned commits, with OpenSSL
 # from Debian (libssl-dev), and install them under PREFIX:
-#   PREFIX/bin/picoquicdemo, PREFIX/bin/picolog_t
+#   PREFIX/bin/picoquicdemo, PREFIX/bin/picolog_t       today's build (the first in `builds`)
+#   PREFIX/lib/picoquic/COMMIT12/{picoquicdemo,picolog_t}   each older build, by its commit
 #   PREFIX/share/picoquic/certs/{cert,key}.pem   the test certificate picoquic ships
-#   PREFIX/share/picoquic/build.txt              the pinned commits, the compiler, the date
+#   PREFIX/share/picoquic/build.txt              the pinned commits, then one line per build:
+#                                                "COMMIT12 built ..." or "COMMIT12 failed: why"
 #
 #   build-picoquic.sh [--status] PREFIX
 #     --status  print "current" (exit 0) or "stale" (exit 1): whether PREFIX holds this
-#               script's build of the pinned commits; build nothing
+#               script's builds of the pinned commits; build nothing
 #
+# The older builds are the picoquic of Huitema's post "Random loopback delays cause BBR
+# slowdowns" (Oct 2024): its BBR as first measured, and the fix it describes (PR #1761).
+# They are optional: when one does not build, build.txt says why and today's stays.
 # Sources: the offline copies picoquic-<commit:12>.tar.gz and picotls-<commit:12>.tar.gz in
 # $BBRLAB_SRC (default: ../shared/src beside the checkout, when this script runs from one),
 # checked against their sha256; else `git fetch` of the pinned commits from GitHub (git
 # checks the commit; picotls's three submodules at the commits it records).
 # Needs cmake, make, gcc, pkg-config, libssl-dev (and git to fetch). Exit 3: a
-# prerequisite is missing (the message names it); other non-zero: the build failed.
+# prerequisite is missing (the message names it); other non-zero: today's build failed.
 set -euo pipefail
 
-picoquic_commit=d199d45be8690dfa8653e214733243524112e3c0 # 2026-08-16
-picoquic_sha256=a4c9f8d27f4e81cdf005019edb43f7147ad810b6afb5a2c3d78b736469f29b86
-picotls_commit=bfa67875982afc4c24f21e146cef4747fa189c2f # the commit picoquic's CMakeLists.txt pins
-picotls_sha256=47a652bde518610b9af3ccc1c7c5c6b3accf12d8ace6bd824e8711191dd76dd3
+# picoquic commit, its tarball's sha256, the picotls commit it pins, that tarball's sha256
+builds=(
+    # 2026-08-16: today's picoquic; picotls as its CMakeLists.txt pins it
+    "d199d45be8690dfa8653e214733243524112e3c0 a4c9f8d27f4e81cdf005019edb43f7147ad810b6afb5a2c3d78b736469f29b86
+     bfa67875982afc4c24f21e146cef4747fa189c2f 47a652bde518610b9af3ccc1c7c5c6b3accf12d8ace6bd824e8711191dd76dd3"
+    # 2024-09-27: the last commit before PR #1761, the post's BBR as first measured
+    "401781f40e04543bf160ec4f73987fc0edd8d423 c42e54391b28541093b401e57201dd41e7d3c8d1d34ecbe0c2c24e540a0aa6d3
+     5a4461d8a3948d9d26bf861e7d90cb80d8093515 383997dd685603b525dd6857654b7790945b1e1199dda1650f80b3b0fea205a9"
+    # 2024-10-12: PR #1761 merged, BBR's delay tests off below a min RTT of 128 us (the fix)
+    "6fc1ff2dedd93f7f524901e96bf10c09effad003 618df8964d9861af57ee2a13aa024868238222075f7cb4088768965dedac65a9
+     5a4461d8a3948d9d26bf861e7d90cb80d8093515 383997dd685603b525dd6857654b7790945b1e1199dda1650f80b3b0fea205a9"
+)
 jobs=${BBRLAB_BUILD_JOBS:-$(nproc)}
 
 status=0
@@ -30,7 +43,8 @@ prefix=${1:?usage: build-picoquic.sh [--status] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=${BBRLAB_SRC:-$here/../../../../../shared/src}
 stamp=$prefix/share/picoquic/build.txt
-want="picoquic $picoquic_commit picotls $picotls_commit script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+# shellcheck disable=SC2086 # each entry of builds is four words
+want="picoquic $(for b in "${builds[@]}"; do set -- $b; printf '%s ' "${1:0:12}"; done)script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
 
 if ((status)); then
     if [[ -x $prefix/bin/picoquicdemo && -f $stamp ]] && head -n1 "$stamp" | grep -qxF "$want"; then
@@ -53,40 +67,64 @@ trap 'rm -rf "$work"' EXIT
 unpack() { # unpack NAME COMMIT SHA256 URL: the sources of NAME in $work/NAME
     local name=$1 commit=$2 sha=$3 url=$4 tarball
     tarball=$src/$name-${commit:0:12}.tar.gz
+    rm -rf "${work:?}/$name"
     if [[ -f $tarball ]]; then
         echo "$sha  $tarball" | sha256sum -c --quiet - ||
-            { echo "build-picoquic: $tarball is not the pinned copy (sha256 differs)" >&2; exit 1; }
+            { echo "build-picoquic: $tarball is not the pinned copy (sha256 differs)" >&2; return 1; }
         mkdir "$work/$name"
         tar -xzf "$tarball" -C "$work/$name" --strip-components=1
         echo "build-picoquic: $name from $tarball" >&2
     else
         command -v git >/dev/null || missing "no $tarball, and git is needed to fetch $name: apt-get install git"
-        git -c advice.detachedHead=false clone -q --no-checkout "$url" "$work/$name"
-        git -C "$work/$name" -c advice.detachedHead=false checkout -q "$commit"
-        git -C "$work/$name" submodule -q update --init --recursive
+        git -c advice.detachedHead=false clone -q --no-checkout "$url" "$work/$name" &&
+            git -C "$work/$name" -c advice.detachedHead=false checkout -q "$commit" &&
+            git -C "$work/$name" submodule -q update --init --recursive || return 1
         echo "build-picoquic: $name fetched from $url at $commit" >&2
     fi
 }
-unpack picoquic "$picoquic_commit" "$picoquic_sha256" https://github.com/private-octopus/picoquic.git
-unpack picotls "$picotls_commit" "$picotls_sha256" https://github.com/h2o/picotls.git
 
-# picotls first, built in its own tree: picoquic's FindPTLS looks for ../picotls beside it
-cmake -S "$work/picotls" -B "$work/picotls" -DCMAKE_BUILD_TYPE=Release -DWITH_FUSION=OFF >"$work/picotls.log" 2>&1 ||
-    { tail -n 20 "$work/picotls.log" >&2; exit 1; }
-make -C "$work/picotls" -j"$jobs" picotls-core picotls-openssl picotls-minicrypto >>"$work/picotls.log" 2>&1 ||
-    { tail -n 20 "$work/picotls.log" >&2; exit 1; }
-cmake -S "$work/picoquic" -B "$work/picoquic" -DCMAKE_BUILD_TYPE=Release -DPTLS_WITH_FUSION=OFF \
-    -Dpicoquic_BUILD_TESTS=OFF -DBUILD_PICO_SIM=OFF -DBUILD_PQBENCH=OFF \
-    >"$work/picoquic.log" 2>&1 || { tail -n 20 "$work/picoquic.log" >&2; exit 1; }
-make -C "$work/picoquic" -j"$jobs" picoquicdemo picolog_t >>"$work/picoquic.log" 2>&1 ||
-    { tail -n 20 "$work/picoquic.log" >&2; exit 1; }
+compile() { # compile PICOQUIC PQ_SHA PICOTLS PT_SHA: picoquicdemo and picolog_t in $work/picoquic
+    unpack picoquic "$1" "$2" https://github.com/private-octopus/picoquic.git || return 1
+    unpack picotls "$3" "$4" https://github.com/h2o/picotls.git || return 1
+    # picotls first, built in its own tree: picoquic's FindPTLS looks for ../picotls beside it
+    if ! { cmake -S "$work/picotls" -B "$work/picotls" -DCMAKE_BUILD_TYPE=Release -DWITH_FUSION=OFF &&
+        make -C "$work/picotls" -j"$jobs" picotls-core picotls-openssl picotls-minicrypto; } >"$work/picotls.log" 2>&1
+    then
+        tail -n 20 "$work/picotls.log" >&2
+        return 1
+    fi
+    if ! { cmake -S "$work/picoquic" -B "$work/picoquic" -DCMAKE_BUILD_TYPE=Release -DPTLS_WITH_FUSION=OFF \
+        -Dpicoquic_BUILD_TESTS=OFF -DBUILD_PICO_SIM=OFF -DBUILD_PQBENCH=OFF &&
+        make -C "$work/picoquic" -j"$jobs" picoquicdemo picolog_t; } >"$work/picoquic.log" 2>&1
+    then
+        tail -n 20 "$work/picoquic.log" >&2
+        return 1
+    fi
+}
 
+# shellcheck disable=SC2086 # each entry of builds is four words
+set -- ${builds[0]}
+compile "$@" || exit 1
 install -D -m 0755 "$work/picoquic/picoquicdemo" "$prefix/bin/picoquicdemo"
 install -D -m 0755 "$work/picoquic/picolog_t" "$prefix/bin/picolog_t"
 install -D -m 0644 "$work/picoquic/certs/cert.pem" "$prefix/share/picoquic/certs/cert.pem"
 install -D -m 0644 "$work/picoquic/certs/key.pem" "$prefix/share/picoquic/certs/key.pem"
-{
-    echo "$want"
-    echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) with $(gcc --version | head -n1) and $(openssl version 2>/dev/null || echo 'OpenSSL (version unknown)')"
-} >"$stamp"
+built="built $(date -u +%Y-%m-%dT%H:%M:%SZ) with $(gcc --version | head -n1) and $(openssl version 2>/dev/null || echo 'OpenSSL (version unknown)')"
+lines=("${1:0:12} $built")
+for entry in "${builds[@]:1}"; do
+    # shellcheck disable=SC2086
+    set -- $entry
+    dir=$prefix/lib/picoquic/${1:0:12}
+    if why=$(compile "$@" 2>&1 >/dev/null); then
+        install -D -m 0755 "$work/picoquic/picoquicdemo" "$dir/picoquicdemo"
+        install -D -m 0755 "$work/picoquic/picolog_t" "$dir/picolog_t"
+        lines+=("${1:0:12} $built")
+        echo "build-picoquic: installed $dir/picoquicdemo"
+    else
+        rm -rf "$dir"
+        lines+=("${1:0:12} failed: $(tail -n 1 <<<"$why")")
+        echo "build-picoquic: warning: picoquic ${1:0:12} not built: $why" >&2
+    fi
+done
+printf '%s\n' "$want" "${lines[@]}" >"$stamp"
 echo "build-picoquic: installed $prefix/bin/picoquicdemo and picolog_t ($want)"

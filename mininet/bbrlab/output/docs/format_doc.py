@@ -9,7 +9,7 @@ committed file differs from what this writes.
 from __future__ import annotations
 
 from ...schema import aqm_format as aqms
-from ...schema import ccs, experiment as spec, strict, units, workload
+from ...schema import ccs, experiment as spec, picoquic_builds, strict, units, workload
 from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
 from ..figures.plot_kinds import PLOTS
 
@@ -80,6 +80,11 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.tool": ("`iperf3` or `picoquic`", "iperf3", "what sends the group's flows: kernel TCP through iperf3, "
                      "or QUIC connections through picoquic's quicperf (`size` only, its own CCs: "
                      f"{', '.join(ccs.QUIC_CCS)})"),
+    "flows.*.build": ("a picoquic build's commit: " + ", ".join(
+                          f"`{b.commit}` ({b.date}, {b.what})" for b in picoquic_builds.BUILDS.values()),
+                      f"`{picoquic_builds.DEFAULT}`", "the picoquic that sends the group's connections "
+                      "(`tool: picoquic` only); each connection's row says the version that ran. The 2024 builds "
+                      "take their own CCs: " + ", ".join(picoquic_builds.CCS_2024)),
     "flows.*.count": ("whole number; at most 256 long flows in a point, all groups together", "1", "flows in the group"),
     "flows.*.start": ("time", "0s", "when the first flow of the group starts"),
     "flows.*.stagger": ("time", "0s", "between the starts of the group's flows"),

@@ -13,6 +13,7 @@ smoothed RTT, and BBR's state (picoquic's own names).
 
 from __future__ import annotations
 
+from ...schema import picoquic_builds
 from ...store.results import RunDir
 from ...verdicts import claims as claims_mod
 from .style import RUN_AXIS, VARIANT_MARK, base_cc, in_turn, own_id, run_of, style, variant
@@ -21,26 +22,31 @@ WINDOW = 4.0  # seconds of one connection in quic_timeline, as in the post's fig
 MAX_POINTS = 4
 
 
-def _label(cc: str, tool: str = "picoquic") -> str:
-    """The CC by its implementation ("picoquic bbr (BBRv3)"), and the run it was drawn for
-    where several are (its name there: bbr@1)."""
+def _label(cc: str, tool: str = "picoquic", build: str | None = None) -> str:
+    """The CC by its implementation ("picoquic bbr (BBRv3)"), its picoquic build where one
+    was chosen ("picoquic 1.1.25.1 of 2024-09-27"), and the run it was drawn for where
+    several are (its name there: bbr@1)."""
     run = run_of(cc)
     cc = base_cc(cc)
     if tool != "picoquic":  # kernel TCP: bbr is Linux's v1, bbr3 its BBRv3
         text = f"Linux {cc}" + (" (BBR v1)" if cc == "bbr" else " (BBRv3)" if cc == "bbr3" else "")
     else:
         text = f"picoquic {cc}" + (" (BBRv3)" if cc == "bbr" else " (BBRv1)" if cc == "bbr1" else "")
+        if build is not None:
+            text = f"{text}, {picoquic_builds.label(build).removeprefix('picoquic ')}"
     return f"{text}, {run}" if run else text
 
 
-def _style(cc: str, tool: str = "picoquic") -> dict:
+def _style(cc: str, tool: str = "picoquic", build: str | None = None) -> dict:
     """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's (in the shade
-    of its run, where several runs are drawn)."""
+    of its run, where several runs are drawn); an older picoquic build its own shade (and
+    a dashed line), by its place in the builds' list."""
     if tool != "picoquic":
         return style(cc)
     base, _, run = cc.partition(VARIANT_MARK)
     own = {"bbr": "bbr3", "bbr1": "bbr"}.get(base, base)
-    return style(variant(own, int(run)) if run else own)
+    shade = int(run) if run else list(picoquic_builds.BUILDS).index(build) if build else 0
+    return {**style(variant(own, shade) if shade else own), "ls": "--" if build and shade else "-"}
 
 
 def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | None = None):
@@ -59,12 +65,13 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
             cpu = False
             for group in claims_mod.grid_points(recs):
                 plan = group[0]["flow_plan"][0]
-                cc, tool = plan["cc"], plan.get("tool", "iperf3")
-                st = _style(cc, tool)
+                cc, tool, build = plan["cc"], plan.get("tool", "iperf3"), plan.get("build")
+                st = _style(cc, tool, build)
                 for k, rec in enumerate(group):
                     rates = sorted(f["goodput_mbps"] for f in rec["metrics"]["flows"])
                     ax.plot(range(1, len(rates) + 1), rates, color=st["color"], marker=st["marker"], lw=1.3,
-                            ms=4, alpha=1.0 if k == 0 else 0.5, label=_label(cc, tool) if k == 0 else None)
+                            ls=st.get("ls", "-"), ms=4, alpha=1.0 if k == 0 else 0.5,
+                            label=_label(cc, tool, build) if k == 0 else None)
                     cpu = cpu or bool(rec["metrics"].get("cpu_bound")) or claims_mod.point_name(rec) in (untrusted or ())
             ax.set_title(f"RTT {rtt * 1e3:g} ms, variation {var * 1e3:g} ms" + (", CPU-bound" if cpu else ""),
                          fontsize=8.5, color="firebrick" if cpu else "black")

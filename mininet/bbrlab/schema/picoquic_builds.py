@@ -1,0 +1,71 @@
+"""The picoquic builds the testbed makes (ansible/roles/picoquic/files/build-picoquic.sh pins
+them), by the first 12 hex digits of their commit: the name a flow group's `build` takes.
+
+Today's is the default. The two of October 2024 are those of Christian Huitema's post
+"Random loopback delays cause BBR slowdowns": its BBR as first measured (the last commit
+before PR #1761) and its fix (PR #1761 merged: BBR's delay-based exits from STARTUP and
+PROBE_BW_UP are off when the path's min RTT is below 128 us). Each prints its version when
+it starts, which the analysis reads back to prove which one ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SpecError, did_you_mean
+from .ccs import QUIC_CCS
+
+
+@dataclass(frozen=True)
+class Build:
+    commit: str  # 12 hex digits
+    version: str  # PICOQUIC_VERSION at that commit: what picoquicdemo prints when it starts
+    date: str  # the commit's day
+    what: str  # why the testbed has it
+    # quicperf's scenario syntax: "stream" (=ID:*REPEAT:POST:SIZE, picoquic of 2025 on) or
+    # "legacy" (*REPEAT:STREAM:PREVIOUS:POST:SIZE, all picoquic of 2024 knows)
+    scenario: str
+    ccs: tuple[str, ...]  # the congestion controls its -G takes (picoquic's names, quicctx.c)
+
+
+# picoquic of 2024 names NewReno "reno" and has no c4
+CCS_2024 = ("bbr", "bbr1", "cubic", "dcubic", "fast", "prague", "reno")
+BUILDS = {b.commit: b for b in (
+    Build("d199d45be869", "1.1.52.0", "2026-08-16", "today's picoquic", "stream", QUIC_CCS),
+    Build("401781f40e04", "1.1.25.1", "2024-09-27", "the post's BBR, before its fix (PR #1761)", "legacy", CCS_2024),
+    Build("6fc1ff2dedd9", "1.1.25.2", "2024-10-12", "the post's fix (PR #1761: no delay tests below 128 us of min RTT)",
+          "legacy", CCS_2024),
+)}
+DEFAULT = "d199d45be869"
+PREFIX = "/usr/local"  # where ansible/roles/picoquic installs them
+
+
+def program(name: str | None) -> str:
+    """The picoquicdemo of build NAME (None: today's, on PATH), as build-picoquic.sh installs it."""
+    if name is None or name == DEFAULT:
+        return "picoquicdemo"
+    return f"{PREFIX}/lib/picoquic/{name}/picoquicdemo"
+
+
+def check(name: Any, key: str) -> str:
+    """NAME when the testbed builds it, else a SpecError naming KEY and the builds it has."""
+    if not isinstance(name, str) or name not in BUILDS:
+        raise SpecError(f"{key}: {name!r} is not a picoquic build the testbed makes{did_you_mean(name, BUILDS)} "
+                        "(builds: "
+                        + "; ".join(f"{b.commit}, {b.date}, {b.what}" for b in BUILDS.values()) + ")")
+    return name
+
+
+def check_cc(cc: str, name: str | None, key: str) -> None:
+    """A SpecError naming KEY when build NAME (None: today's) has no congestion control CC."""
+    build = BUILDS[name or DEFAULT]
+    if cc not in build.ccs:
+        raise SpecError(f"{key}: picoquic build {build.commit} ({build.date}) has no congestion control {cc!r}"
+                        f"{did_you_mean(cc, build.ccs)} (it has: {', '.join(build.ccs)})")
+
+
+def label(name: str) -> str:
+    """How figures and reports name a build: its version and day."""
+    build = BUILDS[name]
+    return f"picoquic {build.version} of {build.date}"
