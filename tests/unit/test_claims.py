@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from bbrlab.verdicts import claims
+from bbrlab.schema import claim_format
 from bbrlab.schema import experiment as spec
 from bbrlab.errors import SpecError
 
@@ -516,3 +517,46 @@ def test_a_claim_whose_point_failed_is_undecided_never_not_evaluated():
     assert "cc=bbr: the point failed: iperf3 exited 1" in line, line
     assert claims.verdict(spec.load(FIGURE5).claims, cubic)["verdict"] != "inconclusive"  # before: n/a, not ??
     assert "not measured: bbr-bounded-queue cc=bbr: the point failed: iperf3 exited 1" in v["why"], v["why"]
+
+
+# ---------------------------------------------------------------- sources and their conditions
+
+
+def _share_claim(**extra) -> dict:
+    return {"id": "v3-share", "text": "BBRv3's share stays between 0.35 and 0.65", "metric": "steady_utilization", "min": 0.35,
+            "max": 0.65, **extra}
+
+
+def test_a_claim_names_its_source_or_is_the_testbeds_own():
+    (c,) = claim_format.parse([_share_claim(source="slides: IETF 117, BBRv3 update, slide 19")])
+    assert c.source == "slides: IETF 117, BBRv3 update, slide 19" and c.kind == "slides"
+    (own,) = claim_format.parse([_share_claim()])
+    assert own.source == "testbed" and own.kind == "testbed"
+    for bad in ("a blog", "blog: somewhere", "paper:", 7):
+        with pytest.raises(SpecError, match=r"claims\.0\.source: expected `testbed` .* or \"KIND: reference\""):
+            claim_format.parse([_share_claim(source=bad)])
+    with pytest.raises(SpecError, match=r"claims\.0\.conditions\.bdp: not a sweep axis"):
+        claim_format.parse([_share_claim(conditions={"bdp": {"max": 62}})])
+
+
+def test_points_outside_the_sources_conditions_are_not_judged():
+    """v3-coexist's claim as Google states it: coexistence up to a BDP of about 62 packets.
+    At 100 packets the run is outside it: "outside its stated conditions", never "fails"."""
+    (c,) = claim_format.parse([_share_claim(source="slides: BBRv3 design target", conditions={"bdp_pkts": {"max": 62}})])
+    inside = rec({"buffer": "2bdp"}, steady_utilization=0.5, bdp_pkts=33, buffer_pkts=66)
+    outside = rec({"buffer": "16bdp"}, steady_utilization=0.21, bdp_pkts=100, buffer_pkts=1600)
+    result = claims.evaluate_claim(c, [inside, outside])
+    assert result["status"] == "holds" and [k["point"] for k in result["checks"]] == ["buffer=2bdp"]
+    assert result["outside"] == {"conditions": {"bdp_pkts": {"max": 62}}, "points": ["buffer=16bdp"]}
+    assert result["source"] == "slides: BBRv3 design target"
+    v = claims.verdict((c,), [outside])
+    assert v["verdict"] == "not evaluated" and v["claims"][0]["status"] == claims.OUTSIDE
+    assert v["why"] == ["this run's points lie outside the conditions the claims' sources state"]
+    assert claims.verdict_lines(v)[-1] == ("  [out ] BBRv3's share stays between 0.35 and 0.65  (outside its source's "
+                                           "conditions, bdp_pkts <= 62: buffer=16bdp)")
+    mine = claim_format.parse([{"id": "mine", "text": "ours", "metric": "steady_utilization", "max": 1}])[0]
+    v = claims.verdict((mine, c), [outside])  # the testbed's own claim decides; the outside one does not
+    assert v["verdict"] == "reproduced"
+    lines = claims.verdict_lines(v)
+    assert lines[1] == "  the authors' claims:" and lines[2].startswith("  [out ] BBRv3's share")
+    assert lines[3] == "  this testbed's own observations:" and lines[4].startswith("  [PASS] ours")

@@ -15,9 +15,18 @@ from .checks import check_keys
 from ..errors import SpecError, did_you_mean
 from .metric_names import CLAIMABLE, CLASS_SELECTORS
 
-CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to"}
+CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to", "source", "conditions"}
 # What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them).
 CLAIM_FACTS = ("cc", "loss", *CLASS_SELECTORS)
+# What a claim's `conditions` (the ones its source states) may bound besides: the path's BDP
+# in packets, and its min RTT as measured idle before the flows (ping: the path's own floor,
+# which no sender on it can see below).
+CONDITION_FACTS = ("bdp_pkts", "min_rtt")
+# Who made a claim: `source: "KIND: where it says so"` (paper, slides, post, rfc, reproduction:
+# the authors and those who reproduced them), or `testbed`: this testbed's own observation,
+# which reports keep apart from the authors' claims. A claim without one is the file's own.
+SOURCE_KINDS = ("paper", "slides", "post", "rfc", "reproduction", "testbed")
+OWN = "testbed"
 
 
 def _bdps(value: Any, key: str) -> float:
@@ -29,7 +38,8 @@ def _bdps(value: Any, key: str) -> float:
 
 # What a claim compares as numbers (sweep parameters and the buffer in BDPs), with their parsers.
 NUMERIC_PARAMS = {"loss": units.fraction, "rtt": units.duration, "rate": units.rate, "jitter": units.duration,
-                  "delay_variation": units.duration, "buffer_bdp": _bdps}
+                  "delay_variation": units.duration, "buffer_bdp": _bdps, "bdp_pkts": _bdps,
+                  "min_rtt": units.duration}
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,24 @@ class Claim:
     min: float | None
     max: float | None
     relative_to: str | None
+    source: str = OWN  # SOURCE_KINDS: "paper: ...", or testbed (this testbed's own observation)
+    conditions: dict | None = None  # the source's stated conditions: a point outside them is not judged
+
+    @property
+    def kind(self) -> str:
+        return self.source.split(":", 1)[0]
+
+
+def _source(value: Any, key: str) -> str:
+    """`testbed`, or "KIND: reference" (KIND one of SOURCE_KINDS)."""
+    if value is None:
+        return OWN
+    kind, _, ref = str(value).partition(":") if isinstance(value, str) else ("", "", "")
+    if kind.strip() not in SOURCE_KINDS or (kind.strip() != OWN and not ref.strip()):
+        raise SpecError(f"{key}: expected `testbed` (this testbed's own observation) or \"KIND: reference\" with "
+                        f"KIND one of {', '.join(SOURCE_KINDS[:-1])} (e.g. \"paper: BBR, ACM Queue 2016, figure 8\"), "
+                        f"got {value!r}")
+    return f"{kind.strip()}: {ref.strip()}" if ref.strip() else OWN
 
 
 def _metric(value: Any, key: str) -> str:
@@ -108,7 +136,10 @@ def parse(raw: Any, selectable: tuple = CLAIM_FACTS) -> tuple[Claim, ...]:
         if item["id"] in ids:
             raise SpecError(f"{key}.id: {item['id']!r} is claims.{ids.index(item['id'])}'s id too: give each "
                             "claim its own (verdicts name claims by id)")
-        claims.append(Claim(item["id"], item["text"], metric, where, vs, bounds["min"], bounds["max"], relative_to))
+        conditions = (_selection(item["conditions"], f"{key}.conditions", selectable + CONDITION_FACTS)
+                      if item.get("conditions") is not None else None)
+        claims.append(Claim(item["id"], item["text"].strip(), metric, where, vs, bounds["min"], bounds["max"], relative_to,
+                            _source(item.get("source"), f"{key}.source"), conditions))
     return tuple(claims)
 
 

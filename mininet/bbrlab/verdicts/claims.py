@@ -22,7 +22,7 @@ from collections import defaultdict
 
 from ..analysis import classes, stats
 from ..analysis.analyze import LINK_DELIVERY_MIN
-from ..schema.claim_format import Claim, selects, typed
+from ..schema.claim_format import OWN, Claim, selects, typed
 from ..schema import aqm_format
 
 
@@ -58,6 +58,10 @@ def _selects(record: dict, where: dict) -> bool:
         fact["buffer_bdp"] = float(buffer["value"])
     elif mets.get("bdp_pkts"):
         fact["buffer_bdp"] = round(mets["buffer_pkts"] / mets["bdp_pkts"], 2)
+    if isinstance(mets.get("bdp_pkts"), (int, float)):  # a source's conditions may bound the path's BDP
+        fact["bdp_pkts"] = float(mets["bdp_pkts"])
+    if isinstance(mets.get("idle_rtt_min_ms"), (int, float)):  # and its measured floor of RTT
+        fact["min_rtt"] = mets["idle_rtt_min_ms"] / 1e3
     present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": sorted({g["cc"] for g in record["flows"]}),
                "class": [g.get("name") or f"g{i + 1}" for i, g in enumerate(record["flows"])]}
     return selects(fact, present, where)
@@ -108,6 +112,9 @@ def point_name(record: dict) -> str:
 STRADDLES = "interval straddles the bound"
 FAILED_POINT = "the point failed"
 CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
+# A claim whose points all lie outside the conditions its source states: not judged (neither
+# reproduced nor not), and said so.
+OUTSIDE = "outside its stated conditions"
 OFF_SCHEDULE, SENDER_SHORT = "link off its schedule", "senders held back"
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
@@ -215,9 +222,12 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
     FAILED: stand-ins of the run's points that failed: a claim that selects one is undecided
     there (never "not evaluated", never decided by the rest alone)."""
     groups = grid_points(records)
-    checks = []
+    checks, outside = [], []
     for group in groups:
         if not _selects(group[0], claim.where):
+            continue
+        if claim.conditions and not _selects(group[0], claim.conditions):
+            outside.append(point_name(group[0]))  # the source did not claim this point: not judged
             continue
         if claim.vs is None:
             checks.append(_point_check(claim, group))
@@ -231,10 +241,15 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
     checks = [_set_aside(c, untrusted or {}) for c in checks] + _failed_checks(claim, list(failed))
     statuses = {c["status"] for c in checks}
     if not checks:
-        status = "not evaluated"
+        status = OUTSIDE if outside else "not evaluated"
     else:
         status = next(s for s in (stats.FAILS, stats.INCONCLUSIVE, stats.HOLDS) if s in statuses)
-    return {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
+    result = {"id": claim.id, "text": claim.text, "metric": claim.metric, "status": status, "checks": checks}
+    if claim.source != OWN:
+        result["source"] = claim.source
+    if outside:
+        result["outside"] = {"conditions": claim.conditions, "points": outside}
+    return result
 
 
 def gate_rates(gate: dict) -> str:
@@ -316,7 +331,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
         for name in names:
             untrusted[name].append(reason)
     results = [evaluate_claim(c, records, untrusted, failed) for c in claims]
-    statuses = {r["status"] for r in results} - {"not evaluated"}
+    statuses = {r["status"] for r in results} - {"not evaluated", OUTSIDE}
     if not statuses:
         overall = "not evaluated"
     elif stats.FAILS in statuses:
@@ -328,6 +343,8 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     count = {s: sum(r["status"] == s for r in results) for s in (stats.HOLDS, stats.FAILS, stats.INCONCLUSIVE)}
     if overall == "not evaluated":
         why = ["no claim selected a point of this run" if claims else "the experiment has no claims"]
+        if any(r["status"] == OUTSIDE for r in results):
+            why = ["this run's points lie outside the conditions the claims' sources state"]
     else:
         why = _why(results, marked, gate) if overall != "reproduced" else []
     return {"verdict": overall, "why": why,
@@ -347,8 +364,15 @@ def _status(c: dict) -> str:
     return c.get("status") or (stats.HOLDS if c.get("ok") else stats.FAILS)
 
 
-MARKS = {"holds": "PASS", "fails": "FAIL", "inconclusive": " ?? ", "not evaluated": "n/a "}
+MARKS = {"holds": "PASS", "fails": "FAIL", "inconclusive": " ?? ", "not evaluated": "n/a ", OUTSIDE: "out "}
 RANK = {stats.FAILS: 0, stats.INCONCLUSIVE: 1, stats.HOLDS: 2}
+
+
+def _bounds(want) -> str:
+    """A condition as text: "<= 62", ">= 1%", "in [a, b]" or "= x"."""
+    if isinstance(want, dict):
+        return " and ".join(f"{'>=' if b == 'min' else '<='} {v}" for b, v in want.items())
+    return f"in {want}" if isinstance(want, list) else f"= {want}"
 
 
 def verdict_lines(v: dict, why: bool = True) -> list[str]:
@@ -360,7 +384,18 @@ def verdict_lines(v: dict, why: bool = True) -> list[str]:
         lines[0] = f"verdict ({done['finished']} of {done['total']} points so far): {v['verdict']}"
     if why:
         lines += [f"  why: {w}" for w in v.get("why") or []]
-    for r in v["claims"]:
+    own = [r for r in v["claims"] if "source" not in r]
+    kept_apart = own and len(own) < len(v["claims"])  # the authors' claims, then the testbed's own
+    for r in sorted(v["claims"], key=lambda r: "source" not in r) if kept_apart else v["claims"]:
+        if kept_apart and r is next(c for c in v["claims"] if "source" in c):
+            lines.append("  the authors' claims:")
+        elif kept_apart and r is own[0]:
+            lines.append("  this testbed's own observations:")
+        if r["status"] == OUTSIDE:
+            where = ", ".join(f"{k} {_bounds(w)}" for k, w in r["outside"]["conditions"].items())
+            lines.append(f"  [{MARKS[OUTSIDE]}] {r['text']}  (outside its source's conditions, {where}: "
+                         f"{_some(r['outside']['points'])})")
+            continue
         # a claim that did not hold shows the checks that decided it first: they are the ones to read
         checks = r["checks"] if r["status"] == "holds" else sorted(r["checks"], key=lambda c: RANK[_status(c)])
         values = "; ".join(f"{c['point']}: {_check_text(c)}"

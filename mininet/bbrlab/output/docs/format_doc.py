@@ -9,6 +9,7 @@ committed file differs from what this writes.
 from __future__ import annotations
 
 from ...schema import aqm_format as aqms
+from ...schema import claim_format
 from ...schema import ccs, experiment as spec, picoquic_builds, strict, units, workload
 from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
 from ..figures.plot_kinds import PLOTS
@@ -145,6 +146,15 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "claims.*.vs": ("mapping like `where`", "none", "bound the ratio to the point that differs in these keys"),
     "claims.*.min": ("number", "none", "the lowest passing value (give min, max or both)"),
     "claims.*.max": ("number", "none", "the highest passing value"),
+    "claims.*.source": ("`testbed`, or \"KIND: reference\" with KIND one of "
+                        + ", ".join(f"`{k}`" for k in claim_format.SOURCE_KINDS[:-1]), "`testbed`",
+                        "who states the claim: its authors (a paper, slides, a post, an RFC, a reproduction), "
+                        "or this testbed's own observation; verdicts list the authors' claims first and the "
+                        "testbed's own apart"),
+    "claims.*.conditions": ("mapping like `where`, also `bdp_pkts` (the path's BDP in packets) and `min_rtt` "
+                            "(its min RTT measured idle, `idle_rtt_min_ms`)", "none",
+                            "the conditions the source states: a point `where` selects outside them is not "
+                            "judged (the claim is then \"outside its stated conditions\", never \"fails\")"),
     "claims.*.relative_to": ("a metric name (below)", "none", "bound metric / this metric of the same point"),
     "quick": ("mapping of key to value, as `--set`", "none", "the short profile `--quick` applies"),
     "points": ("list of mappings of key to value, keys as `--set` names them", "none",
@@ -163,7 +173,8 @@ VERDICTS = {
     "not reproduced": "a claim fails on points the emulator can be trusted with",
     "inconclusive": "none fails, but a check straddles its bound, rests on untrusted points (CPU-bound, gated) "
                     "or on a point that failed to run: that claim is undecided (??), never n/a",
-    "not evaluated": "no claim selected a point of the run",
+    "not evaluated": "no claim selected a point of the run, or every point it selected lies outside the "
+                     "conditions its source states (that claim: \"outside its stated conditions\", `out`)",
 }
 
 
