@@ -38,6 +38,7 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
     is measured per connection; no picoquicdemo outlives the run (its figures, drawn on the
     host from the pulled results: tests/pulled/test_figures.py)."""
     from conftest import RESULTS, by_point, fresh_quick, leftovers
+    from bbrlab.schema import picoquic_builds
 
     root = RESULTS / "quic"
     rundir = fresh_quick("quic-jitter", root)
@@ -48,6 +49,7 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
         assert len(rows) == 4 and all(r["bytes"] == 2_000_000 and r["tool"] == "picoquic" for r in rows), rows
         assert all(r["cpu_s"] and r["cpu_s"] > 0 and r["rtt_sample_min_ms"] for r in rows), rows
         assert {r["cc_ran"] for r in rows} == {name.rsplit("=", 1)[1]}  # read back from picoquic's own log
+        assert {r["picoquic_version"] for r in rows} == {picoquic_builds.BUILDS[picoquic_builds.DEFAULT].version}
         assert 0.5 < rec["metrics"]["goodput_mbps"] <= rec["metrics"]["link_mbps"], rec["metrics"]["goodput_mbps"]
         series = rundir.series(rec["id"])["flows"]
         for fid, flow in series.items():
@@ -65,8 +67,8 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
 def test_the_posts_builds_run_and_each_connection_proves_which_ran():
     """quic-post's quick profile: picoquic's BBR of 2024-09-27 and of 2024-10-12 (the post's
     fix) and CUBIC, each connection read back by the version its server printed; the
-    connections' smallest RTT sample says where this machine's floor stands against the
-    fix's 128 us."""
+    connections' smallest RTT samples say where this machine's floor stands against the
+    fix's 128 us (milliseconds under TCG: docs/field.md)."""
     from conftest import RESULTS, by_point, fresh_quick, leftovers
     from bbrlab.schema import picoquic_builds
 
@@ -79,9 +81,9 @@ def test_the_posts_builds_run_and_each_connection_proves_which_ran():
     for name, rec in points.items():
         build = picoquic_builds.BUILDS[name.rsplit("=", 1)[1]]
         rows = rec["metrics"]["flows"]
-        assert len(rows) == 4 and all(r["bytes"] == 1_000_000 for r in rows), rows
+        assert len(rows) == 2 and all(r["bytes"] == 1_000_000 for r in rows), rows
         assert {r["picoquic_version"] for r in rows} == {build.version}, rows  # as each server printed it
         assert {r["cc_ran"] for r in rows} == {name.split("cc=")[1].split(",")[0]}
-        assert all(0 < r["rtt_sample_min_ms"] < 50 for r in rows), [r["rtt_sample_min_ms"] for r in rows]
+        assert all(r["rtt_sample_min_ms"] > 0 for r in rows), rows  # the floor this machine gives (docs/field.md)
         assert rec["flow_plan"][0]["build"] == build.commit
     assert not [x for x in leftovers() if "picoquic" in x], leftovers()

@@ -45,7 +45,7 @@ def test_the_plan_runs_the_server_on_the_sender_and_the_client_on_the_receiver()
     assert (f1.tool, f1.sender, f1.receiver) == ("picoquic", "snd1", "rcv1") and f1.src == "10.0.1.1"
     assert plan.tcp_flows() == ()  # no ss or netlink sampler watches them
     server = picoquic.PICOQUIC.server(f1, Path("/tmp/raw"))
-    assert server.host == "snd1" and server.argv[:3] == ["picoquicdemo", "-p", str(f1.port)]
+    assert server.host == "snd1" and server.argv[:5] == ["stdbuf", "-oL", "picoquicdemo", "-p", str(f1.port)]
     assert server.argv[server.argv.index("-G") + 1] == "bbr" and "-q" in server.argv
     client = picoquic.PICOQUIC.client(f2, Path("/tmp/raw"), 1.0, 5.0)
     assert client.host == "rcv1" and client.argv[-3:] == [f2.src, str(f2.port), "=b1:*1:397:1000000;"]
@@ -248,12 +248,12 @@ def test_a_group_chooses_a_picoquic_build_and_gets_its_program_and_syntax():
     (f1, _) = build_plan(old.points[0]).flows
     assert f1.build == "401781f40e04"
     server = picoquic.PICOQUIC.server(f1, Path("/tmp/raw"))
-    assert server.argv[0] == "/usr/local/lib/picoquic/401781f40e04/picoquicdemo"
+    assert server.argv[2] == "/usr/local/lib/picoquic/401781f40e04/picoquicdemo"
     client = picoquic.PICOQUIC.client(f1, Path("/tmp/raw"), 1.0, 5.0)
     assert "/usr/local/lib/picoquic/401781f40e04/picoquicdemo" in client.argv
     assert client.argv[-1] == "*1:0:-:397:1000000;"  # once, on stream 0, at once, 397 bytes posted
     today = build_plan(spec.build(raw(build="d199d45be869")).points[0]).flows[0]
-    assert picoquic.PICOQUIC.server(today, Path("/tmp/raw")).argv[0] == "picoquicdemo"
+    assert picoquic.PICOQUIC.server(today, Path("/tmp/raw")).argv[2] == "picoquicdemo"
     assert build_plan(spec.build(raw()).points[0]).flows[0].build is None
     for changes, message in [
             ({"build": "401781f40e0"}, "flows.0.build: '401781f40e0' is not a picoquic build the testbed makes "
@@ -268,22 +268,28 @@ def test_a_group_chooses_a_picoquic_build_and_gets_its_program_and_syntax():
             spec.build(raw(**changes))
 
 
-def test_the_version_a_server_printed_proves_which_build_ran(tmp_path):
+def test_the_version_a_server_ran_proves_which_build_ran(tmp_path):
+    """Its performance log names it (PQ_v); a log without that column: the line the server
+    printed at start (stdbuf -oL keeps it though a signal stops the server)."""
     point = spec.build(raw(cc="bbr", count=1, build="6fc1ff2dedd9")).points[0]
     point = replace(point, sampling=replace(point.sampling, interval=0.02, iperf_interval=0.25, startup=0.0))
     (flow,) = build_plan(point).flows
     (tmp_path / "picoquic-f1").mkdir()
     (tmp_path / "picoquic-f1" / "abc.server.qlog").write_text(qlog(EVENTS))
-    (tmp_path / "picoquic-f1" / "perf.csv").write_text(PERF.format(ccalgo=5))
+    perf = tmp_path / "picoquic-f1" / "perf.csv"
     (tmp_path / "picoquic-f1-client.txt").write_text((FIXTURES / "client.txt").read_text())
-    started = "Starting Picoquic (v{}) server on port 5201, server name = ::, just_once = 0, do_retry = 0\n"
+    started = "Starting Picoquic server (v{}) on port 5201, server name = ::, just_once = 0, do_retry = 0\n"
     server = tmp_path / "picoquic-f1-server.txt"
     server.write_text(started.format("1.1.25.2") + "clock 1000.5 2.5\ncpu 0.40 0.10\n")
-    row = quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]
-    assert row["picoquic_version"] == "1.1.25.2"
-    server.write_text(started.format("1.1.25.1") + "clock 1000.5 2.5\ncpu 0.40 0.10\n")
-    with pytest.raises(ParseError, match=re.escape("flow f1: picoquic 1.1.25.1 ran, not build 6fc1ff2dedd9 (1.1.25.2)")):
+    perf.write_text(PERF.format(ccalgo=5).replace(", 1.1.52.0,", ", 1.1.25.2,"))
+    assert quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]["picoquic_version"] == "1.1.25.2"
+    perf.write_text(PERF.format(ccalgo=5))  # today's build answered
+    with pytest.raises(ParseError, match=re.escape("flow f1: picoquic 1.1.52.0 ran, not build 6fc1ff2dedd9 (1.1.25.2)")):
         quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
+    header, line = PERF.format(ccalgo=5).splitlines()[:2]
+    drop = header.split(", ").index("PQ_v")
+    perf.write_text("\n".join(", ".join(x for i, x in enumerate(row.split(", ")) if i != drop) for row in (header, line)))
+    assert quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]["picoquic_version"] == "1.1.25.2"  # as printed
     server.write_text("clock 1000.5 2.5\ncpu 0.40 0.10\n")
     with pytest.raises(ParseError, match=re.escape("picoquic (no version printed) ran")):
         quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)

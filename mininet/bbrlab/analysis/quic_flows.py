@@ -80,9 +80,10 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
     perf = picoquic_output.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
     if perf["cc"] not in (flow.cc, None):  # read back from picoquic's own log: the CC that really ran
         raise ParseError(f"flow {flow.id}: picoquic's server ran {perf['cc']}, not {flow.cc}")
-    # and the build that ran, by the version it printed (the default build's pin moves with time:
-    # a run of an earlier one keeps the version it ran in its rows)
-    version = picoquic_output.parse_version(server_text)
+    # and the build that ran, by the version its performance log names (PQ_v), else the one its
+    # server printed at start (the default build's pin moves with time: a run of an earlier
+    # one keeps the version it ran in its rows)
+    version = perf.get("PQ_v") or picoquic_output.parse_version(server_text)
     if flow.build is not None and version != picoquic_builds.BUILDS[flow.build].version:
         raise ParseError(f"flow {flow.id}: picoquic {version or '(no version printed)'} ran, not build "
                          f"{flow.build} ({picoquic_builds.BUILDS[flow.build].version})")
@@ -150,7 +151,7 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         "cpu_s": _maybe(cpu), "cpu_server_s": _maybe(server_cpu), "cpu_client_s": _maybe(client.cpu_seconds),
         "cpu_share": round(cpu / client.seconds, 3) if cpu is not None and client.seconds > 0 else None,
         "cc_ran": perf["cc"],  # as picoquic's performance log names it
-        "picoquic_version": picoquic_output.parse_version(server_text),  # as the server printed it
+        "picoquic_version": perf.get("PQ_v") or picoquic_output.parse_version(server_text),  # the server's
         # the post's diagnosis: a connection pacing-limited rather than cwnd-limited
         "pacing_limited_share": _share(perf.get("tb_pacing"), perf.get("trains_s")),
         "cwnd_limited_share": _share(perf.get("tb_cwin"), perf.get("trains_s")),

@@ -58,8 +58,10 @@ def log_dir(raw_dir: Path, flow: FlowPlan) -> Path:
 def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
     """The server, with its connection's qlog (-q) and its performance log (-F: a CSV line
     per connection when it closes, which names the CC that ran)."""
-    return [picoquic_builds.program(flow.build), "-p", str(flow.port), "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem",
-            "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG)]
+    # (stdout line by line: the server is stopped by a signal, and its first line, the version
+    # that runs, must reach its file: the analysis reads it back)
+    return ["stdbuf", "-oL", picoquic_builds.program(flow.build), "-p", str(flow.port),
+            "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem", "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG)]
 
 
 def client_argv(flow: FlowPlan) -> list[str]:

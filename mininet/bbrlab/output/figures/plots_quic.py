@@ -39,14 +39,15 @@ def _label(cc: str, tool: str = "picoquic", build: str | None = None) -> str:
 
 def _style(cc: str, tool: str = "picoquic", build: str | None = None) -> dict:
     """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's (in the shade
-    of its run, where several runs are drawn); an older picoquic build its own shade (and
-    a dashed line), by its place in the builds' list."""
+    of its run, where several runs are drawn); an older picoquic build its own shade, by its
+    place in the builds' list (every second one dashed, so that two builds of one CC differ
+    in more than a shade)."""
     if tool != "picoquic":
         return style(cc)
     base, _, run = cc.partition(VARIANT_MARK)
     own = {"bbr": "bbr3", "bbr1": "bbr"}.get(base, base)
     shade = int(run) if run else list(picoquic_builds.BUILDS).index(build) if build else 0
-    return {**style(variant(own, shade) if shade else own), "ls": "--" if build and shade else "-"}
+    return {**style(variant(own, shade) if shade else own), "ls": "--" if build and shade and shade % 2 == 0 else "-"}
 
 
 def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | None = None):
