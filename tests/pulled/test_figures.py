@@ -62,7 +62,7 @@ def test_every_pulled_run_draws_its_figure_from_its_results_alone(drawn):
 
 
 @pytest.mark.parametrize("where", [("shortflows", "cdn-mix"), ("shortflows", "cdn-mix-aqm"), ("quic", "quic-jitter"),
-                                   ("labs", "bbrv3", "lab5-shallow")])
+                                   ("quic", "quic-post"), ("labs", "bbrv3", "lab5-shallow")])
 def test_the_runs_whose_figures_the_integration_tests_left_here_have_them(drawn, where):
     run = newest(*where)
     assert (run.path / f"{where[-1]}.png").stat().st_size > 10_000
