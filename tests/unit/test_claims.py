@@ -560,3 +560,22 @@ def test_points_outside_the_sources_conditions_are_not_judged():
     lines = claims.verdict_lines(v)
     assert lines[1] == "  the authors' claims:" and lines[2].startswith("  [out ] BBRv3's share")
     assert lines[3] == "  this testbed's own observations:" and lines[4].startswith("  [PASS] ours")
+
+
+def test_every_claim_the_project_ships_names_its_source():
+    """The experiment files' and the labs' claims say whose they are: an author's (with where
+    they say it) or this testbed's own observation; a user's file may leave it out."""
+    import yaml
+
+    repo = Path(__file__).resolve().parents[2]
+    files = sorted(repo.glob("experiments/*.yaml")) + sorted(repo.glob("labs/**/*.yaml"))
+    unsourced, kinds = [], set()
+    for path in files:
+        raw = yaml.safe_load(path.read_text())
+        for c in (raw.get("claims") or []) if isinstance(raw, dict) else []:
+            if "source" not in c:
+                unsourced.append(f"{path.relative_to(repo)}: {c.get('id')}")
+            else:
+                kinds.add(str(c["source"]).split(":")[0])
+    assert unsourced == []
+    assert {"paper", "testbed"} <= kinds <= set(claim_format.SOURCE_KINDS)

@@ -22,10 +22,11 @@ CLAIM_FACTS = ("cc", "loss", *CLASS_SELECTORS)
 # in packets, and its min RTT as measured idle before the flows (ping: the path's own floor,
 # which no sender on it can see below).
 CONDITION_FACTS = ("bdp_pkts", "min_rtt")
-# Who made a claim: `source: "KIND: where it says so"` (paper, slides, post, rfc, reproduction:
-# the authors and those who reproduced them), or `testbed`: this testbed's own observation,
-# which reports keep apart from the authors' claims. A claim without one is the file's own.
-SOURCE_KINDS = ("paper", "slides", "post", "rfc", "reproduction", "testbed")
+# Who states a claim: `source: "KIND: where it says so"`, KIND one of paper, slides, post, rfc,
+# code (a comment in the authors' own source) and reproduction (those who reproduced them), or
+# `testbed`: this testbed's own observation, which reports keep apart from the authors' claims.
+# A claim without one is the file's own.
+SOURCE_KINDS = ("paper", "slides", "post", "rfc", "code", "reproduction", "testbed")
 OWN = "testbed"
 
 

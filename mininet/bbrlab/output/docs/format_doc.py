@@ -148,7 +148,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "claims.*.max": ("number", "none", "the highest passing value"),
     "claims.*.source": ("`testbed`, or \"KIND: reference\" with KIND one of "
                         + ", ".join(f"`{k}`" for k in claim_format.SOURCE_KINDS[:-1]), "`testbed`",
-                        "who states the claim: its authors (a paper, slides, a post, an RFC, a reproduction), "
+                        "who states the claim: its authors (a paper, slides, a post, an RFC, their code's own "
+                        "comment, a reproduction), "
                         "or this testbed's own observation; verdicts list the authors' claims first and the "
                         "testbed's own apart"),
     "claims.*.conditions": ("mapping like `where`, also `bdp_pkts` (the path's BDP in packets) and `min_rtt` "
