@@ -10,7 +10,9 @@
 # roles would compile under TCG is compiled here, natively (amd64): tcp_bbr_noagg,
 # tcp_bbr410 (Linux 4.10.1's tcp_bbr.c from ../shared/src, else fetched at its pinned
 # tag), and picoquic's picoquicdemo and picolog_t (from ../shared/src, else fetched at the
-# pinned commits; cached under $BBRLAB_CACHE/picoquic by the hash of their script).
+# pinned commits; cached under $BBRLAB_CACHE/picoquic by the hash of their script), and
+# Mahimahi 0.96's mm-delay, mm-loss and mm-link (from ../shared/src, else fetched at the pinned
+# commit; cached under $BBRLAB_CACHE/mahimahi by the hash of its script and patch).
 #
 # The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script,
 # the build scripts, the roles' package lists and (for arm64) the architecture; it is rebuilt only
@@ -121,6 +123,7 @@ python3 -c 'import yaml' 2>/dev/null || die "python3-yaml is missing: run vm/vm.
 packages=$(role_packages) || die "cannot read the package lists from ansible/roles/*/defaults/main.yml"
 noagg_script=$repo/ansible/roles/bbrnoagg/files/build-tcp-bbr-noagg.sh
 picoquic_script=$repo/ansible/roles/picoquic/files/build-picoquic.sh
+mahimahi_files=$repo/ansible/roles/mahimahi/files
 bbr410_files=$repo/ansible/roles/bbr410/files
 arch_key=""
 [[ $arch == amd64 ]] || arch_key=$arch # amd64's key is computed as it always was
@@ -131,7 +134,7 @@ if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
     [[ -n $bbr3_kernel ]] || die "BBRLAB_BBR3_KERNEL=1, but vm/build-kernel.sh --print-dir failed (run it to see why)"
 fi
-hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script" "$bbr410_files"/*; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
+hash=$( { cat "${BASH_SOURCE[0]}" "$noagg_script" "$picoquic_script" "$bbr410_files"/* "$mahimahi_files"/*; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
     ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
 # A box with the BBRv3 kernel is cached beside the one without it, so switching
 # BBRLAB_BBR3_KERNEL back and forth rebuilds neither.
@@ -347,6 +350,39 @@ build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/loc
     [[ ! -f $entry/share/picoquic/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
 }
 
+build_mahimahi() { # build_mahimahi ROOT: Mahimahi 0.96's mm-delay, mm-loss and mm-link (setuid
+    # root) in /usr/local/lib/mahimahi/bin of the box, built here at native speed in the box's
+    # own root, cached under $cache/mahimahi by the hash of the build script and its patch; the
+    # mahimahi role then finds them current. Without them the role builds them in the guest.
+    local root=$1 key entry tools
+    tools=$(python3 -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["mahimahi_build_packages"]))' \
+        "$repo/ansible/roles/mahimahi/defaults/main.yml" | sed 's/ git$//; s/ git / /')
+    key=$(cat "$mahimahi_files"/* | sha256sum | cut -c1-16)
+    entry=$cache/mahimahi/$key
+    install -D -m 0755 "$mahimahi_files/build-mahimahi.sh" "$root/usr/local/lib/bbrlab/build-mahimahi.sh"
+    install -D -m 0644 "$mahimahi_files/mahimahi-0.96-on-debian12.patch" "$root/usr/local/lib/bbrlab/mahimahi-0.96-on-debian12.patch"
+    if [[ ! -f $entry/share/mahimahi/build.txt ]]; then
+        mkdir -p "$root/tmp/src"
+        if compgen -G "$repo/../shared/src/mahimahi-*.tar.gz" >/dev/null; then
+            cp "$repo"/../shared/src/mahimahi-*.tar.gz "$root/tmp/src/"
+        else
+            tools+=" git ca-certificates" # the pinned commit is fetched
+        fi
+        if build_in_root "$root" mahimahi "$build_root/mahimahi.log" "$tools" \
+            "/usr/local/lib/bbrlab/build-mahimahi.sh /tmp/mahimahi" BBRLAB_SRC=/tmp/src; then
+            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/mahimahi/." "$entry.tmp/" &&
+                rm -rf "$entry" && mv "$entry.tmp" "$entry"
+            log "built Mahimahi into $entry"
+        else
+            log "warning: Mahimahi not built (see $build_root/mahimahi.log); provisioning will try"
+        fi
+        rm -rf "$root/tmp/src" "$root/tmp/mahimahi"
+    else
+        log "Mahimahi from the cache ($entry)"
+    fi
+    [[ ! -f $entry/share/mahimahi/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
+}
+
 build_box() {
     local root t_all
     t_all=$(now)
@@ -387,8 +423,9 @@ EOF
         build_noagg "$root"
         build_bbr410 "$root"
         build_picoquic "$root"
+        build_mahimahi "$root"
     else
-        log "tcp_bbr_noagg, tcp_bbr410 and picoquic not built for a foreign architecture: provisioning builds them (roles bbrnoagg, bbr410, picoquic)"
+        log "tcp_bbr_noagg, tcp_bbr410, picoquic and Mahimahi not built for a foreign architecture: provisioning builds them (roles bbrnoagg, bbr410, picoquic, mahimahi)"
     fi
     rm -f "$root/usr/sbin/policy-rc.d"
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin

@@ -60,7 +60,8 @@ def _preflight(points: list[spec.Point]) -> None:
                     pcap=any(p.sampling.pcap or p.sampling.link_pcap for p in points), lossy=any(p.link.loss for p in points),
                     aqms={p.link.aqm.kind for p in points} - {"fifo"},
                     quic={g.build for p in points for g in p.flows if g.tool == "picoquic"},
-                    owd=any(p.sampling.irtt for p in points))
+                    owd=any(p.sampling.irtt for p in points),
+                    mahimahi=any(p.link.shaper == "mahimahi" for p in points))
 
 
 def cmd_list(args) -> int:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import metrics as m
-from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt_output, mathis, quic_flows, senders,
-               system_output, tool_output, trace_metrics)
+from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt_output, mahimahi_log, mathis,
+               quic_flows, senders, system_output, tool_output, trace_metrics)
 from ..errors import ParseError
 from ..store.results import read_json
 from ..schema.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
@@ -309,13 +309,22 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
     return rtts_all
 
 
+def _bottleneck_samples(point: Point, raw: Path) -> list:
+    """The bottleneck's counters over the run: its qdisc's (tc), or mm-link's queue replayed
+    from its own log when Mahimahi's chain was the bottleneck."""
+    if (raw / mahimahi_log.UPLINK_LOG).is_file():
+        return mahimahi_log.samples(mahimahi_log.read(raw / mahimahi_log.UPLINK_LOG), point.sampling.interval,
+                                    BOTTLENECK_HANDLE)
+    return [q for q in system_output.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+
+
 def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, series: dict, out: dict) -> None:
     """The bottleneck's queue, how busy it was, and whether it sent at its rate (from its own
     counters, and from the frames that left it when they were captured)."""
     link = point.link
     startup = point.sampling.startup
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
-    qsamples = [q for q in system_output.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
+    qsamples = _bottleneck_samples(point, raw)
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
         # what the bottleneck really sent, from its own byte counter between two samples

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..errors import TestbedError
+from . import mahimahi
 from .links import EmulatedIntf, EmulatedLink, cpu_mask, run, steer_receive
 from .topo import Plan
 
@@ -67,6 +68,7 @@ def cleanup_leftovers() -> list[str]:
         elif ns is not None and ns != own_ns and _is_traffic(cmdline):
             orphans.append(int(entry.name))
     victims = set(shells) | set(orphans)
+    namespaces |= mahimahi.leftovers() - {own_ns}  # a chain's shells and what runs inside it
     if namespaces:
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit() and _netns_inode(int(entry.name)) in namespaces:
@@ -137,6 +139,7 @@ class Testbed:
         self._routes: dict[str, tuple] = {}
         self._sysctls: dict[str, dict] = {}
         self._intf_state: dict[str, dict] = {}
+        self._inside: dict = {}  # host -> where its programs run instead (a Mahimahi chain's inside)
 
     def __enter__(self) -> "Testbed":
         started = time.monotonic()
@@ -231,7 +234,15 @@ class Testbed:
         return {k: _sysctl_text(v) for k, v in zip(keys, out)}
 
     def node(self, name: str):
-        return self.nodes[name]
+        """Where NAME's programs run: the host, or the inside of a chain started in it."""
+        return self._inside.get(name) or self.nodes[name]
+
+    def enter(self, name: str, inside) -> None:
+        """From now on NAME's programs run in INSIDE (mahimahi.ChainNode) until leave(NAME)."""
+        self._inside[name] = inside
+
+    def leave(self, name: str) -> None:
+        self._inside.pop(name, None)
 
     def snapshot(self) -> dict:
         """What is really in force, for the run's metadata: qdiscs, offloads, sysctls.

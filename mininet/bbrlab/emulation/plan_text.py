@@ -4,6 +4,9 @@ commands, the sysctls, the flows and the events on the link, as topo.build_plan 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .mahimahi_plan import HOLDER, USER
 from .topo import Plan
 
 
@@ -40,4 +43,10 @@ def describe(plan: Plan) -> str:
         lines.append(f"  at {e.at:g}s [{e.host}] {e.what}: {' '.join(e.argv)}")
     if plan.schedule:
         lines.append(plan.schedule.describe())
+    if plan.mahimahi:
+        chain = plan.mahimahi
+        lines.append(f"bottleneck: {chain.describe()}; the senders' programs run inside it:")
+        shells = chain.shells(Path("RAW/mahimahi/link.trace"), Path("RAW/mahimahi/uplink.log"))
+        names = " ".join(Path(a).name if a.startswith("/") else a for a in shells)
+        lines.append(f"  [{chain.host}] setpriv --reuid={USER} ... {names} -- {' '.join(HOLDER)}")
     return "\n".join(lines)

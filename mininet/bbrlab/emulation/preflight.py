@@ -104,6 +104,40 @@ def cc_hints(missing: list[str]) -> list[str]:
     return hints
 
 
+MAHIMAHI_HINT = ("provisioning builds Mahimahi 0.96's shells (ansible role mahimahi: sudo ./setup.sh, or vagrant "
+                 "provision; the testbed box has them built in)")
+
+
+def mahimahi_problems() -> list[str]:
+    """What a `link.shaper: mahimahi` point lacks here: the setuid shells, the programs that
+    start and enter the chain, a TUN device, and forwarding (each shell checks it)."""
+    from . import mahimahi_plan as mahimahi
+
+    problems = []
+    shells = [s for s in mahimahi.SHELLS if not os.access(mahimahi.BIN / s, os.X_OK)]
+    unset = [s for s in mahimahi.SHELLS if s not in shells and not os.stat(mahimahi.BIN / s).st_mode & 0o4000]
+    if shells:
+        problems.append(f"Mahimahi's {', '.join(shells)} missing from {mahimahi.BIN}: {MAHIMAHI_HINT}")
+    elif unset:
+        problems.append(f"Mahimahi's {', '.join(unset)} in {mahimahi.BIN} not setuid root (Mahimahi runs its "
+                        f"shells so): {MAHIMAHI_HINT}")
+    absent = sorted({pkg for tool, pkg in (("setpriv", "util-linux"), ("nsenter", "util-linux"),
+                                           ("iptables", "iptables")) if shutil.which(tool) is None})
+    if absent:
+        problems.append(f"Mahimahi's chain needs: apt-get install {' '.join(absent)}")
+    if not os.path.exists("/dev/net/tun"):
+        problems.append("no /dev/net/tun: Mahimahi's shells need TUN devices (modprobe tun)")
+    try:
+        with open("/proc/sys/net/ipv4/ip_forward") as f:
+            forwarding = f.read().strip() == "1"
+    except OSError:
+        forwarding = False
+    if not forwarding:
+        problems.append("net.ipv4.ip_forward is off: Mahimahi's shells refuse to start without it "
+                        "(the netkernel role sets it: sudo ./setup.sh, or sysctl -w net.ipv4.ip_forward=1)")
+    return problems
+
+
 def quic_problems(builds: set[str | None]) -> list[str]:
     """What is missing for the picoquic BUILDS (None: today's) a run's groups ask for."""
     if builds and shutil.which("picoquicdemo") is None:
@@ -123,7 +157,8 @@ def quic_problems(builds: set[str | None]) -> list[str]:
 
 
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,
-          aqms: set[str] = frozenset(), quic: set[str | None] = frozenset(), owd: bool = False) -> None:
+          aqms: set[str] = frozenset(), quic: set[str | None] = frozenset(), owd: bool = False,
+          mahimahi: bool = False) -> None:
     """Raise PreflightError listing everything missing, with how to get it."""
     if os.geteuid() != 0:
         raise PreflightError("bbrlab must run as root (Mininet creates namespaces and qdiscs): use sudo")
@@ -133,6 +168,7 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool
     if absent:
         problems.append(f"missing programs; install with: apt-get install {' '.join(absent)}")
     problems += quic_problems(quic)
+    problems += mahimahi_problems() if mahimahi else []
     mods = sorted({pkg for mod, pkg in MODULES.items() if importlib.util.find_spec(mod) is None})
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")

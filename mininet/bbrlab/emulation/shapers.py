@@ -13,6 +13,8 @@ Four designs, compared by measurement (`bbrlab calibrate`, docs/design.md "The b
   enough to cover the lateness lets short delivery-rate samples overshoot the rate.
 - ``tbf``: a token bucket over a pfifo/bfifo child: the same trade-off as htb.
 - ``cake``: CAKE alone, its own shaper (``bandwidth``) and queue; only with link.aqm: cake.
+- ``mahimahi``: no qdisc here at all: Mahimahi's mm-link is the bottleneck, inside the
+  chain of shells the senders run in (mahimahi.py); r1 only forwards.
 
 With an AQM (link.aqm, aqm_qdisc.py) the AQM replaces the fifo leaf: htb's leaf or tbf's child.
 Not netem's child: netem holds the packets its rate delays in its own queue, before the child,
@@ -28,7 +30,7 @@ from __future__ import annotations
 from . import aqm_qdisc as aqms
 from ..schema.experiment import FRAME_BYTES, Link
 
-SHAPERS = ("netem", "htb", "tbf", "cake")
+SHAPERS = ("netem", "htb", "tbf", "cake", "mahimahi")
 BOTTLENECK_HANDLE = "10:"  # the qdisc that holds the buffer; sampled for backlog
 
 
@@ -75,6 +77,8 @@ def _tbf(verb: str, dev: str, rate_bps: float, link: Link) -> tuple[str, ...]:
 
 def setup(dev: str, link: Link) -> tuple[tuple[str, ...], ...]:
     """The commands that make DEV the bottleneck of LINK (link.shaper says which design)."""
+    if link.shaper == "mahimahi":  # the chain around the senders is the bottleneck (mahimahi.py)
+        return ()
     if link.shaper == "cake":  # CAKE alone: its own shaper and queue
         return (("tc", "qdisc", "replace", "dev", dev, "root", "handle", BOTTLENECK_HANDLE) + aqms.args(link, link.rate),)
     if link.shaper == "netem":  # a droptail buffer only (schema/link.py refuses an AQM under netem)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import shapers
+from . import mahimahi_plan, shapers
 from ..schema import traces
 from ..schema import workload as workloads
 from .shapers import BOTTLENECK_HANDLE  # noqa: F401 - part of the plan's vocabulary
@@ -146,6 +146,7 @@ class Plan:
     summary: dict = field(default_factory=dict)
     schedule: RateSchedule | None = None  # a trace replayed at the bottleneck
     workloads: tuple[WorkloadPlan, ...] = ()  # groups of many short flows
+    mahimahi: mahimahi_plan.ChainPlan | None = None  # the bottleneck is Mahimahi's chain around the senders
 
     @property
     def groups(self) -> list[tuple[int, str, str]]:
@@ -268,8 +269,10 @@ def _flows_per_group(point: Point) -> list[list[tuple[float, float | None, int |
 def build_plan(point: Point) -> Plan:
     link = point.link
     per_group = _flows_per_group(point)
-    # a workload group's flows all leave from one host (one sending program)
-    n_senders = sum(1 if g.workload else len(flows) for g, flows in zip(point.flows, per_group))
+    # a workload group's flows all leave from one host (one sending program); under Mahimahi
+    # every flow leaves from inside the one chain, started in the one sender host
+    chained = link.shaper == "mahimahi"
+    n_senders = 1 if chained else sum(1 if g.workload else len(flows) for g, flows in zip(point.flows, per_group))
     senders = [f"snd{i}" for i in range(1, n_senders + 1)]
     receivers = [f"rcv{j}" for j in range(1, len(point.flows) + 1)]
     hosts = tuple([(s, "sender") for s in senders] + [("r1", "router"), ("r2", "router")]
@@ -283,7 +286,9 @@ def build_plan(point: Point) -> Plan:
         a, b, _ = _subnet(index)
         sender_ip[snd] = a.split("/")[0]
         r1_port = f"r1-eth{i + 1}"
-        pacing_tc = (("tc", "qdisc", "replace", "dev", f"{snd}-eth0", "root", "fq"),) if point.pacing == "fq" else ()
+        # (under Mahimahi the sender's fq is on the chain's innermost device: mahimahi.py)
+        paced = point.pacing == "fq" and not chained
+        pacing_tc = (("tc", "qdisc", "replace", "dev", f"{snd}-eth0", "root", "fq"),) if paced else ()
         links.append(LinkPlan(IntfPlan(snd, f"{snd}-eth0", a, "pacing" if pacing_tc else "plain", pacing_tc),
                               IntfPlan("r1", r1_port, b, "plain")))
         routes[snd].append(("ip", "route", "replace", "default", "via", b.split("/")[0]))
@@ -310,8 +315,9 @@ def build_plan(point: Point) -> Plan:
     events = tuple(
         Event(c.at, "r1", shapers.rate_change("r1-eth0", link, c.rate), f"bottleneck rate -> {fmt_rate(c.rate)}")
         for c in link.changes)
+    chain = mahimahi_plan.chain_plan(point, senders[0]) if chained else None
     return Plan(hosts, tuple(links), {h: tuple(r) for h, r in routes.items()}, sysctls,
-                flows, events, bottleneck, _summary(point, shorts, schedule), schedule, shorts)
+                flows, events, bottleneck, _summary(point, shorts, schedule, chain), schedule, shorts, chain)
 
 
 def _delay_lines(point: Point, receivers: list[str], index: int, peak: float,
@@ -328,6 +334,11 @@ def _delay_lines(point: Point, receivers: list[str], index: int, peak: float,
         ack_loss = loss if link.loss_direction == "both" else 0.0
         a, b, _ = _subnet(index + j)
         data_dev, ack_dev = f"r2-eth{j + 1}", f"{rcv}-eth0"
+        if link.shaper == "mahimahi":  # the chain delays and drops: these links only carry
+            links.append(LinkPlan(IntfPlan("r2", data_dev, a, "plain"), IntfPlan(rcv, ack_dev, b, "plain")))
+            routes[rcv].append(("ip", "route", "replace", "default", "via", a.split("/")[0]))
+            receiver_ip[j] = b.split("/")[0]
+            continue
         slot = link.slot
         data_line = _delay_line(forward, peak, link.jitter, link.delay_variation,
                                 slot if slot and slot.on == "data" else None)
@@ -360,15 +371,16 @@ def _flow_plans(point: Point, per_group: list, senders: list[str], receivers: li
             k += 1
             continue
         for i, (start, length, size) in enumerate(group_flows):
+            sender = senders[min(k, len(senders) - 1)]  # Mahimahi: one sender host holds them all
             flows.append(FlowPlan(
-                id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=senders[k], receiver=receivers[j],
+                id=f"f{k + 1}", group=j, cc=point.flows[j].cc, sender=sender, receiver=receivers[j],
                 dst=receiver_ip[j], port=BASE_PORT + k, start=start, duration=length, size=size,
-                tool=group.tool, src=sender_ip[senders[k]], build=group.build))
+                tool=group.tool, src=sender_ip[sender], build=group.build))
             k += 1
     return tuple(flows), tuple(shorts)
 
 
-def _summary(point: Point, shorts: tuple, schedule) -> dict:
+def _summary(point: Point, shorts: tuple, schedule, chain=None) -> dict:
     """The network in words and numbers, for the run's log and its point.json."""
     link = point.link
     summary = {
@@ -390,6 +402,8 @@ def _summary(point: Point, shorts: tuple, schedule) -> dict:
         summary["slot"] = _describe_slot(link.slot)
     if schedule:
         summary["trace"] = dict(schedule.schedule.summary(), sha256=traces.load(link.trace).digest)
+    if chain:
+        summary["mahimahi"] = chain.describe()
     return summary
 
 

@@ -20,6 +20,7 @@ from ..store import metadata
 from ..output.reports import summary
 from ..verdicts import judge
 from ..errors import BbrlabError, ParseError, TestbedError
+from ..emulation.mahimahi import Chain
 from ..emulation.net import Testbed
 from ..store.results import FORMAT_VERSION, RunDir, point_fields, write_atomic, write_json
 from ..traffic.sampling import Samplers
@@ -104,8 +105,10 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
                         point.sampling.pcap, point.sampling.link_pcap, point.sampling.irtt)
     link_schedule = LinkSchedule(testbed, plan.schedule, raw)  # a trace's rates (schedule.py); else idle
     shorts = ShortFlows(testbed, plan, raw, grace)  # classes of many short flows (flows.*.workload)
+    chain = Chain(testbed, plan.mahimahi, raw)  # Mahimahi's shells around the senders; else nothing
     begun = time.monotonic()
     try:
+        chain.start()
         traffic.start_servers()
         shorts.start_sinks()
         samplers.start()
@@ -122,6 +125,7 @@ def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
         samplers.stop()
         shorts.stop()
         traffic.stop()
+        chain.stop()
     link_schedule.check()
     launches = {fr.flow.id: fr.launched_at for fr in traffic.runs}
     return {"t0": t0_epoch, "launches": launches, "end": end, "run_seconds": time.monotonic() - begun,

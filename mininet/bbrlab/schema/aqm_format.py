@@ -104,8 +104,10 @@ DEFAULT_AQM_SHAPER = "htb"
 
 def calibration_path(kind: str, shaper: str) -> str | None:
     """The bottleneck design a calibration of its own vouches for: an AQM and the shaper that
-    meets the rate for it ("fq_codel-htb", "cake-cake"); None for the droptail FIFO, which the
-    machine's own calibration covers."""
+    meets the rate for it ("fq_codel-htb", "cake-cake"), or Mahimahi's chain ("fifo-mahimahi");
+    None for tc's droptail FIFO, which the machine's own calibration covers."""
+    if shaper == "mahimahi":  # another emulator altogether: measured on its own
+        return f"{kind}-{shaper}"
     return None if kind == FIFO else f"{kind}-{shaper}"
 
 

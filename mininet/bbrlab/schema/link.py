@@ -21,7 +21,9 @@ from ..errors import SpecError
 MTU_BYTES = 1500
 FRAME_BYTES = MTU_BYTES + 14  # what a full-size packet occupies on the wire and in a queue
 PAYLOAD_BYTES = 1448  # TCP payload of a full segment (MSS with timestamps): 0.956 of a frame
-SHAPERS = ("netem", "htb", "tbf", "cake")  # the bottleneck's designs (shapers.py; cake: CAKE's own shaper)
+# the bottleneck's designs (shapers.py; cake: CAKE's own shaper; mahimahi: Mahimahi 0.96's shells
+# chained as ReBBR chained them, emulation/mahimahi.py, which also give the delay and the loss)
+SHAPERS = ("netem", "htb", "tbf", "cake", "mahimahi")
 DEFAULT_SHAPER = "netem"  # chosen by measurement: docs/design.md "The bottleneck"
 # A trace's rate changes must reach the packets already queued: htb applies the rate in force
 # when a packet leaves; netem fixes a packet's departure when it is queued (measured: it
@@ -240,6 +242,8 @@ def _refuse_combinations(link: Link, raw: dict, burst: Any) -> None:
                         "and catches up after a late timer by itself); give link.shaper: htb or tbf to set one")
     if link.buffer_packets < 2:
         raise SpecError(f"link.buffer: {link.buffer.label()} is under 2 packets at this rate and RTT")
+    if link.shaper == "mahimahi":
+        _refuse_for_mahimahi(link, raw)
     if link.jitter > link.rtt * link.forward_share + 1e-12:
         # jitter is applied on the data direction, whose delay is rtt x forward_share
         raise SpecError("link.jitter: must be at most the data direction's delay, link.rtt x "
@@ -281,3 +285,29 @@ def parse(raw: Any) -> Link:
     link = replace(link, aqm=aqms.parse(raw, link.buffer_packets * FRAME_BYTES))
     _refuse_combinations(link, raw, burst)
     return link
+
+
+# What Mahimahi's chain (mm-delay, mm-loss, mm-link: emulation/mahimahi.py) cannot express.
+_NOT_UNDER_MAHIMAHI = (
+    ("aqm", lambda link: link.aqm.kind != aqms.FIFO, "its link queue is a droptail of the buffer's size here"),
+    ("jitter", lambda link: link.jitter > 0, "mm-delay gives every packet the same delay"),
+    ("delay_variation", lambda link: link.delay_variation > 0, "mm-delay gives every packet the same delay"),
+    ("slot", lambda link: link.slot is not None, "netem's slots are not in the chain"),
+    ("changes", lambda link: bool(link.changes), "mm-link's rate comes from its trace file, fixed for a run"),
+    ("trace", lambda link: link.trace is not None, "bbrlab's trace schedule drives tc, not mm-link"),
+    ("burst", lambda link: link.burst is not None or link.burst_time is not None,
+     "mm-link sends on its trace's delivery opportunities, with no token bucket"),
+)
+
+
+def _refuse_for_mahimahi(link: Link, raw: dict) -> None:
+    for key, given, why in _NOT_UNDER_MAHIMAHI:
+        if key in raw and given(link):
+            raise SpecError(f"link.{key}: not with link.shaper: mahimahi ({why})")
+    if abs(link.forward_share - 0.5) > 1e-9:
+        raise SpecError("link.forward_share: mm-delay delays both directions alike: leave it at 0.5 "
+                        "with link.shaper: mahimahi")
+    half_ms = link.rtt / 2 * 1000
+    if abs(half_ms - round(half_ms)) > 1e-6:
+        raise SpecError(f"link.rtt: {units.fmt_time(link.rtt)}: mm-delay takes whole milliseconds each way, "
+                        "so link.shaper: mahimahi needs an even number of milliseconds")

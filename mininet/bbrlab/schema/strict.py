@@ -58,6 +58,8 @@ def check_points(points, startup_given: bool = True) -> None:
     downloads one after another). Only a startup the file writes is held to the flows: under
     the default (2 s) a shorter flow is read whole by the analysis, as a quick test wants."""
     for point in points:
+        if point.link.shaper == "mahimahi":
+            _check_mahimahi(point)
         if any(g.size is not None or (g.workload is not None and g.workload.duration is None) for g in point.flows):
             continue
         end = point.duration
@@ -69,6 +71,25 @@ def check_points(points, startup_given: bool = True) -> None:
                 raise SpecError(f"link.changes: the change to {units.fmt_rate(change.rate)} at "
                                 f"{units.fmt_time(change.at)} comes when the flows have ended ({end:g} s"
                                 f"{_where(point)}): nothing would be sent at that rate")
+
+
+def _check_mahimahi(point) -> None:
+    """Mahimahi's chain is ONE path (one delay, one loss, one link) around the senders it
+    runs: a point that needs another path, or senders the chain cannot hold, is refused."""
+    for i, group in enumerate(point.flows):
+        if group.workload is not None:
+            raise SpecError(f"flows.{i}.workload: not with link.shaper: mahimahi (its short-flow sender is not "
+                            f"run inside Mahimahi's chain){_where(point)}")
+        if group.tool != "iperf3":
+            raise SpecError(f"flows.{i}.tool: {group.tool} is not run inside Mahimahi's chain (its server "
+                            f"would sit behind the chain's NAT); link.shaper: mahimahi carries iperf3 flows{_where(point)}")
+        for key in ("rtt", "loss"):
+            if getattr(group, key) is not None:
+                raise SpecError(f"flows.{i}.{key}: with link.shaper: mahimahi every flow crosses the one "
+                                f"chain: give link.{key} instead{_where(point)}")
+    if point.sampling.link_pcap:
+        raise SpecError("sampling.link_pcap: with link.shaper: mahimahi the bottleneck is mm-link's queue, "
+                        "which no interface shows: its log (kept with the point) records every departure")
 
 
 def workload_warning(points) -> str | None:

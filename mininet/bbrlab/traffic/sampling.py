@@ -171,9 +171,10 @@ class Samplers:
         for host, argv, out_name in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):
             self._spawn(host, argv, out_name)  # stopped with the others: SIGTERM ends it after a sample
         bn = self.plan.bottleneck
-        self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
-                                  self.interval)
-        self.queue.start()
+        if self.plan.mahimahi is None:  # else mm-link's own log records its queue (emulation/mahimahi.py)
+            self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
+                                      self.interval)
+            self.queue.start()
         if self.pcap:
             for rcv in sorted(h for h in self.plan.traffic_hosts() if h.startswith("rcv")):
                 self._spawn(rcv, ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",

@@ -59,7 +59,9 @@ KEYS: dict[str, tuple[str, str, str]] = {
                    "the token bucket of `shaper: htb` or `tbf`; netem has none"),
     "link.changes": ("list of `{at: time, rate: rate}`", "none", "rate steps during the run"),
     "link.shaper": (" or ".join(spec.SHAPERS), spec.DEFAULT_SHAPER, "the bottleneck's design (with an AQM: "
-                    "htb, or cake with link.aqm: cake, unless given)"),
+                    "htb, or cake with link.aqm: cake, unless given); mahimahi: ReBBR's emulator, Mahimahi 0.96's "
+                    "mm-delay, mm-loss and mm-link around the senders, which then give the RTT (even ms), the loss "
+                    "and the rate, the buffer a droptail of mm-link ([versions.md](versions.md))"),
     "link.aqm": (" or ".join(aqms.AQMS), aqms.FIFO, "the bottleneck queue's discipline; link.buffer stays its "
                  "hard limit"),
     **{f"link.{kind}.{name}": (aqms.PARAM_DOCS[name][0], _default(kind, name),

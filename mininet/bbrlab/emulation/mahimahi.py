@@ -1,0 +1,197 @@
+"""Mahimahi's chain made real for one point (what it is and why: mahimahi_plan.py): started
+in the sender host as Mahimahi's own user, its innermost namespace entered by every program
+of the senders (ChainNode), its TUN devices given their queues, its counters recorded, and
+stopped, with every process it started, whatever happens.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .. import log
+from ..errors import TestbedError
+from .links import run
+from .mahimahi_plan import GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
+
+START_TIMEOUT = 20.0  # seconds for the chain to set up its namespaces (a few under TCG)
+CHAIN_FILE = "mahimahi-chain.txt"  # the chain's command, and its TUN queues' counters at the end
+
+
+class ChainNode:
+    """A sender host as seen from inside the chain: what it starts runs in the innermost
+    namespace (the holder's), as root. Quacks like the Mininet host for popen and run()."""
+
+    def __init__(self, host, holder_pid: int):
+        self.host, self.pid = host, holder_pid
+        self.name = host.name
+
+    def popen(self, argv, **kwargs):
+        return self.host.popen(["nsenter", f"--net=/proc/{self.pid}/ns/net", "--", *argv], **kwargs)
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(entry.name))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """PID's processes below it, parents before children."""
+    kids, out, todo = _children(), [], [pid]
+    while todo:
+        for child in kids.get(todo.pop(0), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _cmdline(pid: int) -> tuple[str, ...]:
+    try:
+        return tuple(a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1])
+    except OSError:
+        return ()
+
+
+def _netns(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+class Chain:
+    """One point's chain: started before the point's programs, stopped after them (always)."""
+
+    def __init__(self, testbed, plan: ChainPlan | None, raw_dir: Path):
+        self.testbed, self.plan, self.raw_dir = testbed, plan, raw_dir
+        self.proc: subprocess.Popen | None = None
+        self.holder: int | None = None
+        self.work = raw_dir / "mahimahi"
+        self._out = None
+
+    def start(self) -> None:
+        if self.plan is None:
+            return
+        self.work.mkdir(parents=True, exist_ok=True)
+        trace = self.work / "link.trace"
+        trace.write_text("".join(f"{t}\n" for t in trace_lines(self.plan.rate_bps)))
+        shutil.chown(self.work, USER, GROUP)  # mm-link writes its log as the chain's user
+        argv = ["setpriv", f"--reuid={USER}", f"--regid={GROUP}", "--clear-groups", "--",
+                *self.plan.shells(trace, self.work / "uplink.log"), "--", *HOLDER]
+        host = self.testbed.nodes[self.plan.host]
+        log.command(host.name, argv)
+        self._out = open(self.work / "chain.out", "w")
+        self.proc = host.popen(argv, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.holder = self._wait_for_holder()
+        self._set_queues()
+        inner = ChainNode(host, self.holder)
+        if self.plan.sysctls:
+            run(inner, ["sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in self.plan.sysctls])
+        self.testbed.enter(self.plan.host, inner)
+
+    def _wait_for_holder(self) -> int:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            for pid in descendants(self.proc.pid):
+                if _cmdline(pid) == HOLDER and _netns(pid) != _netns(self.proc.pid):
+                    return pid
+            time.sleep(0.05)
+        said = (self.work / "chain.out").read_text(errors="replace").strip().splitlines()
+        raise TestbedError(f"[{self.plan.host}] Mahimahi's chain did not start in {START_TIMEOUT:g}s"
+                           + (f": {said[-1]}" if said else "") + f" ({' '.join(self.plan.shells(Path('T'), Path('L')))})")
+
+    def _namespaces(self) -> list[int]:
+        """One process per network namespace of the chain, outermost (the host's) first."""
+        seen, pids = set(), []
+        for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+            ns = _netns(pid)
+            if ns is not None and ns not in seen:
+                seen.add(ns)
+                pids.append(pid)
+        return pids
+
+    def _tuns(self, pid: int) -> list[str]:
+        argv = ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "ip", "-d", "-j", "link", "show"]
+        links = json.loads(run(self.testbed.nodes[self.plan.host], argv) or "[]")
+        return [lk["ifname"] for lk in links if (lk.get("linkinfo") or {}).get("info_kind") == "tun"]
+
+    def _set_queues(self) -> None:
+        """Every TUN device of the chain gets pfifo_fast (the kernel's default qdisc here is
+        fq, whose 100-packet flow limit would drop inside the emulator), the innermost one the
+        sender's qdisc."""
+        host = self.testbed.nodes[self.plan.host]
+        innermost = _netns(self.holder)
+        for pid in self._namespaces():
+            for dev in self._tuns(pid):
+                qdisc = self.plan.sender_qdisc if (_netns(pid) == innermost and dev == "ingress") else TUN_QUEUE
+                run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "qdisc", "replace", "dev", dev,
+                           "root", qdisc])
+
+    def _record(self) -> None:
+        """The chain's command and every TUN queue's counters (drops inside the emulator)."""
+        host = self.testbed.nodes[self.plan.host]
+        lines = [f"# {self.plan.describe()}", f"# holder pid {self.holder}"]
+        for depth, pid in enumerate(self._namespaces()):
+            out = run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "-s", "qdisc", "show"], check=False)
+            lines += [f"### namespace {depth} ({' '.join(_cmdline(pid)[:2])})", out.rstrip()]
+        (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.testbed.leave(self.plan.host)
+        try:
+            if self.holder is not None and self.proc.poll() is None:
+                self._record()
+                os.kill(self.holder, signal.SIGTERM)  # the shells end with their command
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            for pid in reversed([self.proc.pid, *descendants(self.proc.pid)]):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+            if self._out:
+                self._out.close()
+            self._compress()
+
+    def _compress(self) -> None:
+        src = self.work / "uplink.log"
+        if src.is_file():
+            with open(src, "rb") as fin, gzip.open(self.raw_dir / UPLINK_LOG, "wb", compresslevel=6) as fout:
+                shutil.copyfileobj(fin, fout)
+            src.unlink()
+        shutil.chown(self.work, "root", "root")
+
+
+def leftovers() -> set[int]:
+    """Network namespaces of the chain shells a killed run left (cleanup kills what runs there):
+    shells whose command ends with the holder, so that no one else's Mahimahi is touched."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            cmd = _cmdline(int(entry.name))
+            if cmd and Path(cmd[0]).name in SHELLS and cmd[-len(HOLDER):] == HOLDER:
+                ns = _netns(int(entry.name))
+                if ns is not None:
+                    found.add(ns)
+    return found

@@ -1,0 +1,157 @@
+"""ReBBR's emulator as a link kind (link.shaper: mahimahi): the chain a point gets, its trace,
+what it refuses, and mm-link's log read back as the bottleneck's counters."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+import yaml
+from bbrlab import cli
+from bbrlab.analysis import mahimahi_log
+from bbrlab.emulation import mahimahi_plan, plan_text, topo
+from bbrlab.errors import ParseError
+from bbrlab.schema import aqm_format
+from bbrlab.schema import experiment as spec
+
+LINK = {"rate": "100Mbit", "rtt": "100ms", "buffer": "4bdp", "loss": "1%", "shaper": "mahimahi"}
+
+
+def point(link=None, flows=None, pacing="internal", sampling=None) -> spec.Point:
+    raw = {"link": dict(LINK, **(link or {})), "pacing": pacing,
+           "flows": flows or [{"cc": "bbr", "duration": "30s", "count": 2}]}
+    if sampling:
+        raw["sampling"] = sampling
+    return spec.build(raw).points[0]
+
+
+# ---------------------------------------------------------------- the trace
+
+
+@pytest.mark.parametrize("rate, period, lines", [(100e6, 3, 25), (10e6, 6, 5), (12e6, 1, 1), (20e6, 3, 5)])
+def test_the_trace_holds_a_line_per_12000_bits_spread_over_the_shortest_period(rate, period, lines):
+    trace = mahimahi_plan.trace_lines(rate)
+    assert len(trace) == lines and trace[-1] == period  # the period is the last line: mm-link repeats from it
+    assert trace == sorted(trace) and trace[0] >= 1
+    assert len(trace) * mahimahi_plan.TRACE_BITS / (period / 1000) == pytest.approx(rate)
+
+
+def test_rebbrs_own_traces_are_the_ones_written():
+    # ReBBR's _generate_trace (bbr_experiment.py, the run of its figure 8): 8, 8, 9 opportunities in
+    # each 3 ms at 100 Mbit/s; 0, 1, 1, 1, 1, 1 in each 6 ms at 10 Mbit/s
+    trace = mahimahi_plan.trace_lines(100e6)
+    assert [trace.count(ms) for ms in (1, 2, 3)] == [8, 8, 9]
+    assert mahimahi_plan.trace_lines(10e6) == [2, 3, 4, 5, 6]
+
+
+def test_an_odd_rate_is_cut_to_a_minute_and_stays_within_a_line_of_it():
+    trace = mahimahi_plan.trace_lines(10_000_007)
+    assert trace[-1] == mahimahi_plan.MAX_PERIOD_MS
+    assert abs(len(trace) - 10_000_007 * 60 / 12000) < 1
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def test_the_chain_is_rebbrs_and_every_flow_runs_inside_it():
+    p = topo.build_plan(point())
+    chain = p.mahimahi
+    assert chain.host == "snd1" and [f.sender for f in p.flows] == ["snd1", "snd1"]
+    assert [h for h, role in p.hosts if role == "sender"] == ["snd1"]
+    shells = chain.shells(Path("/r/link.trace"), Path("/r/up.log"))
+    names = [a if a.startswith("--") else Path(a).name for a in shells]
+    assert names[:5] == ["mm-delay", "50", "mm-loss", "uplink", "0.01"]
+    assert names[5:] == ["mm-link", "link.trace", "link.trace", "--uplink-log=/r/up.log", "--uplink-queue=droptail",
+                         "--uplink-queue-args=packets=3333"]
+    assert all(not i.tc for i in p.intfs())  # nothing else shapes, delays or drops
+    assert chain.sender_qdisc == "pfifo_fast" and "mahimahi" in p.summary
+    text = plan_text.describe(p)
+    assert "mm-delay 50 mm-loss uplink 0.01 mm-link" in text and "sleep infinity" in text
+
+
+def test_loss_on_both_directions_is_a_second_loss_shell_and_fq_goes_inside():
+    p = topo.build_plan(point({"loss_direction": "both", "buffer": "64KB"}, pacing="fq"))
+    names = [a if a.startswith("--") else Path(a).name for a in p.mahimahi.shells(Path("t"), Path("l"))]
+    assert names[2:8] == ["mm-loss", "uplink", "0.01", "mm-loss", "downlink", "0.01"]
+    assert "--uplink-queue-args=bytes=64000" in names
+    assert p.mahimahi.sender_qdisc == "fq" and not topo.build_plan(point(pacing="fq")).intfs()[0].tc
+
+
+def test_without_loss_there_is_no_loss_shell():
+    names = [Path(a).name for a in topo.build_plan(point({"loss": "0%"})).mahimahi.shells(Path("t"), Path("l"))]
+    assert "mm-loss" not in names
+
+
+def test_the_chain_is_calibrated_on_its_own():
+    assert aqm_format.calibration_path("fifo", "mahimahi") == "fifo-mahimahi"
+    assert aqm_format.path_sets("fifo-mahimahi") == ["aqm=fifo", "shaper=mahimahi"]
+    assert aqm_format.calibration_path("fifo", "netem") is None
+
+
+# ---------------------------------------------------------------- what it refuses
+
+
+def refused(capsys, tmp_path, raw) -> str:
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(dict({"name": "mine"}, **raw), sort_keys=False))
+    code = cli.main(["run", str(path), "--dry-run"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (code, out, err)
+    return err.strip()
+
+
+@pytest.mark.parametrize("link, flows, sampling, said", [
+    ({"rtt": "25ms"}, None, None, "link.rtt: 25ms: mm-delay takes whole milliseconds each way"),
+    ({"jitter": "1ms"}, None, None, "link.jitter: not with link.shaper: mahimahi"),
+    ({"aqm": "fq_codel"}, None, None, "link.aqm: not with link.shaper: mahimahi"),
+    ({"burst": "2ms"}, None, None, "link.burst: not with link.shaper: mahimahi"),
+    ({"forward_share": 0.3}, None, None, "link.forward_share: mm-delay delays both directions alike"),
+    ({"changes": [{"at": "5s", "rate": "50Mbit"}]}, None, None, "link.changes: not with link.shaper: mahimahi"),
+    ({}, [{"cc": "bbr", "duration": "30s", "rtt": "40ms"}], None, "flows.0.rtt: with link.shaper: mahimahi"),
+    ({}, [{"cc": "bbr", "size": "1MB", "tool": "picoquic"}], None, "flows.0.tool: picoquic is not run inside"),
+    ({}, None, {"link_pcap": True}, "sampling.link_pcap: with link.shaper: mahimahi"),
+])
+def test_what_the_chain_cannot_express_is_one_line(capsys, tmp_path, link, flows, sampling, said):
+    raw = {"link": dict(LINK, **link), "flows": flows or [{"cc": "bbr", "duration": "30s"}]}
+    if sampling:
+        raw["sampling"] = sampling
+    assert said in refused(capsys, tmp_path, raw)
+
+
+# ---------------------------------------------------------------- mm-link's log
+
+
+def log_text(queue="droptail [packets=2]", events=()) -> str:
+    head = ["# mahimahi mm-link (Uplink) [t] > l", "# command line: mm-link", f"# queue: {queue}",
+            "# init timestamp: 1000000", "# base timestamp: 0"]
+    return "\n".join(head + list(events)) + "\n"
+
+
+def test_the_log_replays_the_droptail_queue_and_counts_its_drops():
+    events = ["10 + 1500", "10 + 1500", "10 + 1500",  # the third finds two queued: dropped
+              "11 # 1504", "11 - 1500 1", "12 # 1504", "12 - 1500 2", "30 + 100", "31 # 1504", "31 - 100 1"]
+    s = mahimahi_log.samples(log_text(events=events), 0.005, "10:")
+    assert [round(x.t, 3) for x in s] == [1000.01, 1000.015, 1000.02, 1000.025, 1000.03, 1000.035]
+    at_15, at_30, last = s[1], s[4], s[-1]
+    assert (at_15.backlog_pkts, at_15.sent_pkts, at_15.sent_bytes, at_15.drops) == (0, 2, 3000, 1)
+    assert (at_30.backlog_pkts, at_30.sent_pkts) == (1, 2)  # a sample at T holds what happened up to T
+    assert (last.backlog_pkts, last.sent_bytes, last.drops) == (0, 3100, 1)
+    assert s[0].kind == "mahimahi" and s[0].options == {"packets": 2}
+
+
+def test_an_unbounded_queue_never_drops_and_a_cut_last_line_is_ignored():
+    events = [f"{t} + 1500" for t in range(1, 6)] + ["6 - 1500 5", "7 -"]
+    s = mahimahi_log.samples(log_text("infinite", events), 0.002, "10:")
+    assert s[-1].drops == 0 and s[-1].backlog_pkts == 4
+
+
+def test_a_log_without_its_header_or_with_a_bad_line_is_a_parse_error(tmp_path):
+    with pytest.raises(ParseError, match="init timestamp"):
+        mahimahi_log.samples("10 + 1500\n", 0.1, "10:")
+    with pytest.raises(ParseError, match="line 6"):
+        mahimahi_log.samples(log_text(events=["x y", "10 + 1500"]), 0.1, "10:")
+    path = tmp_path / mahimahi_plan.UPLINK_LOG
+    with gzip.open(path, "wt") as f:
+        f.write(log_text(events=["1 + 52"]))
+    assert mahimahi_log.read(path).endswith("1 + 52\n")
