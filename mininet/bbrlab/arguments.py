@@ -95,6 +95,9 @@ def _running(command) -> None:
     cal.add_argument("--aqm", choices=[a for a in AQMS if a != "fifo"],
                      help="calibrate the bottleneck with this AQM, as its runs build it (its own calibration, "
                      "which runs under that AQM are judged against; measured by itself on first use)")
+    cal.add_argument("--mahimahi", action="store_true",
+                     help="calibrate Mahimahi's chain (link.shaper: mahimahi), its own calibration, which its "
+                     "runs are judged against (measured by itself on first use)")
     cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
     cal.set_defaults(handler="cmd_calibrate")
     shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "

@@ -322,6 +322,10 @@ def cmd_calibrate(args) -> int:
     from .schema import aqm_format, link
 
     path = aqm_format.calibration_path(args.aqm, link.default_shaper({"aqm": args.aqm})) if args.aqm else None
+    if args.mahimahi:
+        if args.aqm:
+            raise SpecError("calibrate: --mahimahi takes no --aqm (Mahimahi's link queue is a droptail here)")
+        path = aqm_format.calibration_path(aqm_format.FIFO, "mahimahi")
     sets = (aqm_format.path_sets(path) if path else []) + (args.set or [])
     points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", sets, quick=args.quick).points
     _preflight(list(points))

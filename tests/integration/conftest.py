@@ -62,7 +62,7 @@ def leftovers() -> list[str]:
             found.append(f"veth {name}")
     procs = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
     found += [f"process {line.strip()}" for line in procs.splitlines()
-              if re.search(r"mininet:(snd|rcv|r1|r2)|iperf3 -[sc]|picoquicdemo|irtt (server|client)", line)]
+              if re.search(r"mininet:(snd|rcv|r1|r2)|iperf3 -[sc]|picoquicdemo|irtt (server|client)|mm-(delay|loss|link) ", line)]
     qdiscs = json.loads(subprocess.run(["tc", "-j", "qdisc", "show"], capture_output=True, text=True,
                                        check=True).stdout or "[]")
     found += [f"qdisc {q['kind']} on {q.get('dev')}" for q in qdiscs if q["kind"] in ("netem", "htb", "cake")]

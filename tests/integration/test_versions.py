@@ -1,12 +1,13 @@
 """The authors' versions for real, on Debian's 6.1 kernel: Linux 4.10.1's BBR (bbr410) is
 built, offered under its own name beside the kernel's own v1, named by its version in the
-preflight and the run's provenance, and runs figure 8's 10% point beside bbr."""
+preflight and the run's provenance, and runs figure 8's 10% point beside bbr; and ReBBR's
+emulator, Mahimahi 0.96's chain, carries the same BBR beside netem's bottleneck."""
 
 import os
 import subprocess
 
 import pytest
-from conftest import REPO, RESULTS, by_point, fresh_quick
+from conftest import REPO, RESULTS, by_point, fresh_quick, leftovers
 
 from bbrlab.store.results import read_json
 
@@ -43,3 +44,28 @@ def test_figure8_versions_quick_runs_410s_bbr_at_10_percent_loss_beside_61s():
         # BBR's model is read from the socket (ss -tin's bbr:(...)), so the module is BBR's
         assert m["flows"][0].get("bbr_bw_p50_mbps") is not None, m["flows"][0]
         assert m["steady_goodput_mbps"] > 10, m  # a BBR at 10% loss; CUBIC gets under 1 here
+
+
+def test_figure8_emulators_quick_runs_410s_bbr_through_mahimahis_chain_beside_netem():
+    rundir = fresh_quick("figure8-emulators", RESULTS / "versions")
+    points = by_point(rundir)
+    assert set(points) == {"loss=10%,shaper=netem,cc=bbr410", "loss=10%,shaper=mahimahi,cc=bbr410"}
+    chained = points["loss=10%,shaper=mahimahi,cc=bbr410"]
+    raw = rundir.path / "points" / chained["id"] / "raw"
+    assert (raw / "mahimahi-uplink.log.gz").is_file() and not (raw / "tc-bottleneck.txt").exists()
+    chain = (raw / "mahimahi-chain.txt").read_text()
+    assert "mm-delay 50" in chain and "mm-loss uplink 0.1" in chain, chain
+    assert chain.count("qdisc pfifo_fast") >= 4, chain  # every TUN of the chain, none left fq
+    for point in points.values():
+        m = point["metrics"]
+        print(point["id"], {k: m.get(k) for k in ("steady_goodput_mbps", "link_busy", "link_delivery",
+                                                  "queue_p50_pkts", "rtt_p50_ms", "idle_rtt_ms", "cpu_bound")})
+        assert not m["cpu_bound"], m
+        # ss and netlink reached the sender inside the chain as in netem's dumbbell
+        assert m["flows"][0].get("bbr_bw_p50_mbps") is not None, m["flows"][0]
+        assert m["link_busy"] > 0.5, m  # unpaced 4.10 BBR at 10% loss: ReBBR's 0.75 at 100 Mbit/s
+    m = chained["metrics"]
+    # the chain's base RTT is mm-delay's 2 x 50 ms (ping inside the chain crosses it)
+    assert 100 <= m["idle_rtt_ms"] < 110, m
+    assert 0.95 < m["link_delivery"] < 1.05, m  # mm-link sent its trace's rate while packets waited
+    assert leftovers() == []

@@ -85,7 +85,7 @@ def test_without_loss_there_is_no_loss_shell():
 
 def test_the_chain_is_calibrated_on_its_own():
     assert aqm_format.calibration_path("fifo", "mahimahi") == "fifo-mahimahi"
-    assert aqm_format.path_sets("fifo-mahimahi") == ["aqm=fifo", "shaper=mahimahi"]
+    assert aqm_format.path_sets("fifo-mahimahi") == ["aqm=fifo", "shaper=mahimahi", "sampling.link_pcap=false"]
     assert aqm_format.calibration_path("fifo", "netem") is None
 
 

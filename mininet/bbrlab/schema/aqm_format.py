@@ -120,7 +120,8 @@ def record_path(record: dict) -> str | None:
 def path_sets(path: str) -> list[str]:
     """The --set values that give an experiment PATH's design."""
     kind, shaper = path.rsplit("-", 1)
-    return [f"aqm={kind}", f"shaper={shaper}"]
+    # no interface shows what leaves Mahimahi's link: its own log does (the capture is refused)
+    return [f"aqm={kind}", f"shaper={shaper}"] + (["sampling.link_pcap=false"] if shaper == "mahimahi" else [])
 
 
 @dataclass(frozen=True)

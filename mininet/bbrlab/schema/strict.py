@@ -151,7 +151,8 @@ def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quic
     """The checks of an experiment FILE (not of a run's archived spec.yaml): its quick
     profile (read now, not only when --quick is given), its claims against the file's own
     grid (NARROWED: EXP was built with --set or --quick, which may leave a claim's points
-    out), and the workload warning on stderr. REBUILD(quick=...) builds the file alone."""
+    out), and the workload, pacing and ECN warnings on stderr (the pacing one only where --set
+    or --quick made 4.10's BBR unpaced). REBUILD(quick=...) builds the file alone."""
     if not quick and raw.get("quick") is not None:
         try:
             rebuild(quick=True)
@@ -160,6 +161,8 @@ def check_file(raw: dict, exp, rebuild: Callable[..., Any], narrowed: bool, quic
             raise SpecError(text if text.startswith("quick") else f"quick: {text}") from None
     whole = rebuild(quick=False) if narrowed else exp
     claim_points.check(whole.claims, whole.points)
-    for warning in (workload_warning(exp.points), pacing_warning(exp.points), ecn_warning(exp.points)):
+    # unpaced 4.10 BBR in the file itself is its author's choice (ReBBR's setting), said in its notes
+    unpaced = pacing_warning(exp.points) if pacing_warning(whole.points) is None else None
+    for warning in (workload_warning(exp.points), unpaced, ecn_warning(exp.points)):
         if warning:
             log.warning(f"bbrlab: {exp.name}: {warning}")
