@@ -94,7 +94,8 @@ class Chain:
         host = self.testbed.nodes[self.plan.host]
         log.command(host.name, argv)
         self._out = open(self.work / "chain.out", "w")
-        self.proc = host.popen(argv, stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True)
+        # (no session of its own: mnexec -d makes one, and would fork away from a second)
+        self.proc = host.popen(argv, stdout=self._out, stderr=subprocess.STDOUT)
         self.holder = self._wait_for_holder()
         self._set_queues()
         inner = ChainNode(host, self.holder)
@@ -149,6 +150,15 @@ class Chain:
         for depth, pid in enumerate(self._namespaces()):
             out = run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "-s", "qdisc", "show"], check=False)
             lines += [f"### namespace {depth} ({' '.join(_cmdline(pid)[:2])})", out.rstrip()]
+        lines.append("### CPU seconds of each process of the chain (user + system, since it started)")
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            lines.append(f"{pid} {cpu:.2f} {' '.join(_cmdline(pid)[:3])}")
         (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
 
     def stop(self) -> None:

@@ -119,7 +119,8 @@ class CpuSampler(threading.Thread):
 
     def stop(self) -> None:
         self._stop_event.set()
-        self.join(timeout=5)
+        if self.ident is not None:  # never started when the point failed before its samplers
+            self.join(timeout=5)
 
 
 class Samplers:
