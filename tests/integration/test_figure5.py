@@ -77,8 +77,16 @@ def test_bbr_median_rtt_far_below_cubic_and_both_keep_the_link_busy(run):
     if held:  # the testbed set them aside (measured here: a paced BBR flow at 0.46 of the link)
         pytest.skip(f"figure 5: this machine's guest held back or short at {held}: {verdict['why']}")
     bbr, cubic = records["bbr"]["metrics"], records["cubic"]["metrics"]
-    assert bbr["rtt_p50_ms"] < 0.5 * cubic["rtt_p50_ms"], (bbr["rtt_p50_ms"], cubic["rtt_p50_ms"])
+    # The paper's claim (at most half of CUBIC's median) is judged by the verdict, on one
+    # 20 s run per CC here: measured under TCG at 0.30-0.55 (BBR v1's ACK-aggregation
+    # allowance keeps 0.5-1.2 BDP queued when the guest's timers bunch ACKs). What holds on
+    # every run: BBR stays below CUBIC and never fills the 5-BDP buffer, and the verdict
+    # judges the ratio it measured.
+    assert bbr["rtt_p50_ms"] < cubic["rtt_p50_ms"], (bbr["rtt_p50_ms"], cubic["rtt_p50_ms"])
     assert bbr["rtt_p50_ms"] < 2.5 * BASE_RTT_MS, bbr["rtt_p50_ms"]  # BBR never fills the 5-BDP buffer
+    (claim,) = [c for c in verdict["claims"] if c["id"] == "bbr-below-cubic"]
+    ratio = bbr["rtt_p50_ms"] / cubic["rtt_p50_ms"]
+    assert claim["status"] != ("fails" if ratio <= 0.5 else "holds"), (claim, ratio)
     # CUBIC fills it: its p95 RTT reaches most of the RTT behind 175 full-size packets.
     assert cubic["rtt_p95_ms"] > 0.8 * cubic["full_buffer_rtt_ms"], cubic["rtt_p95_ms"]
     assert cubic["queue_max_pkts"] >= 0.8 * BUFFER_PKTS

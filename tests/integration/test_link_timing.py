@@ -38,7 +38,12 @@ def test_delay_variation_keeps_order_where_jitter_reorders():
     assert all(p["metrics"]["reordering_events"] == 0 for p in points.values()), \
         {k: p["metrics"]["reordering_events"] for k, p in points.items()}
     control = points["rtt=1ms,delay_variation=0ms,cc=cubic"]["metrics"]
-    if not (varied["cpu_bound"] or control["cpu_bound"]):  # a CPU-bound guest's own noise spreads the RTT
+    # The variation is in place: uniform in [0, 2 ms] on the data direction puts 1.6 ms
+    # between the idle RTT's p10 and p90; the guest's own noise only adds to it. Where that
+    # noise is below the variation (a quiet guest) the control's spread is the smaller one;
+    # measured under TCG on a busy host, the control's alone reached 2.37 ms.
+    assert varied["idle_rtt_spread_ms"] >= 0.7 * 1.6, (varied, control)
+    if not (varied["cpu_bound"] or control["cpu_bound"]) and control["idle_rtt_spread_ms"] < 0.8:
         assert varied["idle_rtt_spread_ms"] > control["idle_rtt_spread_ms"], (varied, control)
     # the control: netem's own jitter (delay +- 0.5 ms on a 0.5 ms line) does reorder
     jittered = run("low-rtt-jitter", "--set", "link.delay_variation=0ms", "--set", "link.jitter=0.5ms",
