@@ -320,67 +320,53 @@ build_bbr410() { # build_bbr410 ROOT: the bbr410 role's module (Linux 4.10.1's B
     rm -rf "$root/tmp/bbr410"
 }
 
-build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/local of the box,
-    # built here at native speed in the box's own root (its libssl), cached under
-    # $cache/picoquic by the hash of the build script (which holds the pinned commits); the
-    # picoquic role then finds them current. Without them the role builds them in the guest.
-    local root=$1 key entry tools="cmake make gcc pkg-config libssl-dev"
-    key=$(sha256sum "$picoquic_script" | cut -c1-16)
-    entry=$cache/picoquic/$key
-    install -D -m 0755 "$picoquic_script" "$root/usr/local/lib/bbrlab/build-picoquic.sh"
-    if [[ ! -f $entry/share/picoquic/build.txt ]]; then
+build_cached() { # build_cached ROOT NAME WHAT KEY TOOLS GLOB: build NAME in the box's own root
+    # at native speed with /usr/local/lib/bbrlab/build-NAME.sh (installed by the caller), from
+    # ../shared/src/GLOB when present (the pinned commits by git otherwise), cached under
+    # $cache/NAME/KEY; the entry is copied into /usr/local of the box. A failed build leaves
+    # the box without it: its role builds it in the guest.
+    local root=$1 name=$2 what=$3 entry=$cache/$2/$4 tools=$5 glob=$6
+    if [[ ! -f $entry/share/$name/build.txt ]]; then
         mkdir -p "$root/tmp/src"
-        if compgen -G "$repo/../shared/src/pico*.tar.gz" >/dev/null; then
-            cp "$repo"/../shared/src/pico*.tar.gz "$root/tmp/src/"
+        if compgen -G "$repo/../shared/src/$glob" >/dev/null; then
+            # shellcheck disable=SC2086 # GLOB names the sources
+            cp "$repo"/../shared/src/$glob "$root/tmp/src/"
         else
             tools+=" git ca-certificates" # the pinned commits are fetched
         fi
-        if build_in_root "$root" picoquic "$build_root/picoquic.log" "$tools" \
-            "/usr/local/lib/bbrlab/build-picoquic.sh /tmp/picoquic" BBRLAB_SRC=/tmp/src; then
-            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/picoquic/." "$entry.tmp/" &&
+        if build_in_root "$root" "$name" "$build_root/$name.log" "$tools" \
+            "/usr/local/lib/bbrlab/build-$name.sh /tmp/$name" BBRLAB_SRC=/tmp/src; then
+            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/$name/." "$entry.tmp/" &&
                 rm -rf "$entry" && mv "$entry.tmp" "$entry"
-            log "built picoquic into $entry"
+            log "built $what into $entry"
         else
-            log "warning: picoquic not built (see $build_root/picoquic.log); provisioning will try"
+            log "warning: $what not built (see $build_root/$name.log); provisioning will try"
         fi
-        rm -rf "$root/tmp/src" "$root/tmp/picoquic"
+        rm -rf "$root/tmp/src" "$root/tmp/$name"
     else
-        log "picoquic from the cache ($entry)"
+        log "$what from the cache ($entry)"
     fi
-    [[ ! -f $entry/share/picoquic/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
+    [[ ! -f $entry/share/$name/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
+}
+
+build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/local of the box,
+    # cached by the hash of the build script (which holds the pinned commits); the picoquic
+    # role then finds them current.
+    local root=$1
+    install -D -m 0755 "$picoquic_script" "$root/usr/local/lib/bbrlab/build-picoquic.sh"
+    build_cached "$root" picoquic picoquic "$(sha256sum "$picoquic_script" | cut -c1-16)" \
+        "cmake make gcc pkg-config libssl-dev" "pico*.tar.gz"
 }
 
 build_mahimahi() { # build_mahimahi ROOT: Mahimahi 0.96's mm-delay, mm-loss and mm-link (setuid
-    # root) in /usr/local/lib/mahimahi/bin of the box, built here at native speed in the box's
-    # own root, cached under $cache/mahimahi by the hash of the build script and its patch; the
-    # mahimahi role then finds them current. Without them the role builds them in the guest.
-    local root=$1 key entry tools
+    # root) in /usr/local/lib/mahimahi/bin of the box, cached by the hash of the build script
+    # and its patch; the mahimahi role then finds them current.
+    local root=$1 tools
     tools=$(python3 -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["mahimahi_build_packages"]))' \
         "$repo/ansible/roles/mahimahi/defaults/main.yml" | sed 's/ git$//; s/ git / /')
-    key=$(cat "$mahimahi_files"/* | sha256sum | cut -c1-16)
-    entry=$cache/mahimahi/$key
     install -D -m 0755 "$mahimahi_files/build-mahimahi.sh" "$root/usr/local/lib/bbrlab/build-mahimahi.sh"
     install -D -m 0644 "$mahimahi_files/mahimahi-0.96-on-debian12.patch" "$root/usr/local/lib/bbrlab/mahimahi-0.96-on-debian12.patch"
-    if [[ ! -f $entry/share/mahimahi/build.txt ]]; then
-        mkdir -p "$root/tmp/src"
-        if compgen -G "$repo/../shared/src/mahimahi-*.tar.gz" >/dev/null; then
-            cp "$repo"/../shared/src/mahimahi-*.tar.gz "$root/tmp/src/"
-        else
-            tools+=" git ca-certificates" # the pinned commit is fetched
-        fi
-        if build_in_root "$root" mahimahi "$build_root/mahimahi.log" "$tools" \
-            "/usr/local/lib/bbrlab/build-mahimahi.sh /tmp/mahimahi" BBRLAB_SRC=/tmp/src; then
-            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/mahimahi/." "$entry.tmp/" &&
-                rm -rf "$entry" && mv "$entry.tmp" "$entry"
-            log "built Mahimahi into $entry"
-        else
-            log "warning: Mahimahi not built (see $build_root/mahimahi.log); provisioning will try"
-        fi
-        rm -rf "$root/tmp/src" "$root/tmp/mahimahi"
-    else
-        log "Mahimahi from the cache ($entry)"
-    fi
-    [[ ! -f $entry/share/mahimahi/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
+    build_cached "$root" mahimahi Mahimahi "$(cat "$mahimahi_files"/* | sha256sum | cut -c1-16)" "$tools" "mahimahi-*.tar.gz"
 }
 
 build_box() {

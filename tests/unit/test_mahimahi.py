@@ -155,3 +155,19 @@ def test_a_log_without_its_header_or_with_a_bad_line_is_a_parse_error(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write(log_text(events=["1 + 52"]))
     assert mahimahi_log.read(path).endswith("1 + 52\n")
+
+
+# ---------------------------------------------------------------- the preflight
+
+
+@pytest.mark.parametrize("dnsmasq, named", [("/nonexistent/dnsmasq", True), ("/bin/sh", False)])
+def test_the_preflight_names_the_dnsmasq_every_shell_starts(monkeypatch, tmp_path, dnsmasq, named):
+    from bbrlab.emulation import preflight
+    for shell in mahimahi_plan.SHELLS:
+        (tmp_path / shell).write_text("#!/bin/sh\n")
+        (tmp_path / shell).chmod(0o4755)
+    monkeypatch.setattr(mahimahi_plan, "BIN", tmp_path)
+    monkeypatch.setattr(mahimahi_plan, "DNSMASQ", dnsmasq)
+    problems = preflight.mahimahi_problems()
+    assert not any("Mahimahi's mm-" in p for p in problems), problems  # the shells are there, setuid
+    assert any("dnsmasq-base" in p for p in problems) == named, problems

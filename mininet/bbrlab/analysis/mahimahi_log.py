@@ -76,7 +76,7 @@ def samples(text: str, interval: float, handle: str) -> list[QdiscSample]:
             raise ParseError(f"mm-link log line {n}: cannot read {line[:60]!r}") from None
         if next_t is None:
             next_t = t
-        emit(t - 1)  # a sample at T holds what happened before T
+        emit(t - 1)  # samples before this event: one at T holds every event up to and at T
         if kind == "+":
             if (max_bytes is None or qbytes + size <= max_bytes) and (max_pkts is None or len(queue) + 1 <= max_pkts):
                 queue.append(size)

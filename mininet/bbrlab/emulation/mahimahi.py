@@ -19,6 +19,7 @@ from .. import log
 from ..errors import TestbedError
 from .links import run
 from .mahimahi_plan import GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
+from .procs import cmdline, descendants, netns_inode
 
 START_TIMEOUT = 20.0  # seconds for the chain to set up its namespaces (a few under TCG)
 CHAIN_FILE = "mahimahi-chain.txt"  # the chain's command, and its TUN queues' counters at the end
@@ -34,42 +35,6 @@ class ChainNode:
 
     def popen(self, argv, **kwargs):
         return self.host.popen(["nsenter", f"--net=/proc/{self.pid}/ns/net", "--", *argv], **kwargs)
-
-
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(entry.name))
-    return kids
-
-
-def descendants(pid: int) -> list[int]:
-    """PID's processes below it, parents before children."""
-    kids, out, todo = _children(), [], [pid]
-    while todo:
-        for child in kids.get(todo.pop(0), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _cmdline(pid: int) -> tuple[str, ...]:
-    try:
-        return tuple(a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1])
-    except OSError:
-        return ()
-
-
-def _netns(pid: int) -> int | None:
-    try:
-        return os.stat(f"/proc/{pid}/ns/net").st_ino
-    except OSError:
-        return None
 
 
 class Chain:
@@ -109,7 +74,7 @@ class Chain:
             if self.proc.poll() is not None:
                 break
             for pid in descendants(self.proc.pid):
-                if _cmdline(pid) == HOLDER and _netns(pid) != _netns(self.proc.pid):
+                if cmdline(pid) == HOLDER and netns_inode(pid) != netns_inode(self.proc.pid):
                     return pid
             time.sleep(0.05)
         said = (self.work / "chain.out").read_text(errors="replace").strip().splitlines()
@@ -120,7 +85,7 @@ class Chain:
         """One process per network namespace of the chain, outermost (the host's) first."""
         seen, pids = set(), []
         for pid in [self.proc.pid, *descendants(self.proc.pid)]:
-            ns = _netns(pid)
+            ns = netns_inode(pid)
             if ns is not None and ns not in seen:
                 seen.add(ns)
                 pids.append(pid)
@@ -136,10 +101,11 @@ class Chain:
         fq, whose 100-packet flow limit would drop inside the emulator), the innermost one the
         sender's qdisc."""
         host = self.testbed.nodes[self.plan.host]
-        innermost = _netns(self.holder)
+        innermost = netns_inode(self.holder)
         for pid in self._namespaces():
+            inner = netns_inode(pid) == innermost
             for dev in self._tuns(pid):
-                qdisc = self.plan.sender_qdisc if (_netns(pid) == innermost and dev == "ingress") else TUN_QUEUE
+                qdisc = self.plan.sender_qdisc if (inner and dev == "ingress") else TUN_QUEUE
                 run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "qdisc", "replace", "dev", dev,
                            "root", qdisc])
 
@@ -149,7 +115,7 @@ class Chain:
         lines = [f"# {self.plan.describe()}", f"# holder pid {self.holder}"]
         for depth, pid in enumerate(self._namespaces()):
             out = run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "-s", "qdisc", "show"], check=False)
-            lines += [f"### namespace {depth} ({' '.join(_cmdline(pid)[:2])})", out.rstrip()]
+            lines += [f"### namespace {depth} ({' '.join(cmdline(pid)[:2])})", out.rstrip()]
         lines.append("### CPU seconds of each process of the chain (user + system, since it started)")
         tick = os.sysconf("SC_CLK_TCK")
         for pid in [self.proc.pid, *descendants(self.proc.pid)]:
@@ -158,7 +124,7 @@ class Chain:
             except OSError:
                 continue
             cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-            lines.append(f"{pid} {cpu:.2f} {' '.join(_cmdline(pid)[:3])}")
+            lines.append(f"{pid} {cpu:.2f} {' '.join(cmdline(pid)[:3])}")
         (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
 
     def stop(self) -> None:
@@ -199,9 +165,9 @@ def leftovers() -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            cmd = _cmdline(int(entry.name))
+            cmd = cmdline(int(entry.name))
             if cmd and Path(cmd[0]).name in SHELLS and cmd[-len(HOLDER):] == HOLDER:
-                ns = _netns(int(entry.name))
+                ns = netns_inode(int(entry.name))
                 if ns is not None:
                     found.add(ns)
     return found

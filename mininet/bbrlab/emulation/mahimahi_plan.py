@@ -34,6 +34,7 @@ from ..errors import TestbedError
 
 BIN = Path(os.environ.get("BBRLAB_MAHIMAHI_BIN", "/usr/local/lib/mahimahi/bin"))
 SHELLS = ("mm-delay", "mm-loss", "mm-link")
+DNSMASQ = "/usr/sbin/dnsmasq"  # the path Mahimahi's configure found (dnsmasq-base), run by every shell
 USER = "nobody"  # the real uid the setuid shells run as (Mahimahi refuses to run as root)
 GROUP = "nogroup"
 HOLDER = ("sleep", "infinity")  # the chain's innermost command: only holds its namespace

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import TestbedError
 from . import mahimahi
 from .links import EmulatedIntf, EmulatedLink, cpu_mask, run, steer_receive
+from .procs import netns_inode
 from .topo import Plan
 
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
@@ -29,13 +30,6 @@ HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
 INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
 # programs of our own run by path inside the hosts (by shortflow_traffic.py and sampling.py, a floor above)
 OWN_PROGRAMS = (b"shortflows.py", b"bbr_diag.py")
-
-
-def _netns_inode(pid: int) -> int | None:
-    try:
-        return os.stat(f"/proc/{pid}/ns/net").st_ino
-    except OSError:
-        return None
 
 
 def _is_traffic(cmdline: list[bytes]) -> bool:
@@ -51,7 +45,7 @@ def cleanup_leftovers() -> list[str]:
     namespace whose shell is already gone (a client started as the run was interrupted),
     and stray veths."""
     removed = []
-    own_ns = _netns_inode(os.getpid())
+    own_ns = netns_inode(os.getpid())
     shells, namespaces, orphans = [], set(), []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -60,7 +54,7 @@ def cleanup_leftovers() -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        ns = _netns_inode(int(entry.name))
+        ns = netns_inode(int(entry.name))
         if any(HOST_NAME.search(part.decode(errors="replace")) for part in cmdline):
             shells.append(int(entry.name))
             if ns is not None and ns != own_ns:
@@ -71,7 +65,7 @@ def cleanup_leftovers() -> list[str]:
     namespaces |= mahimahi.leftovers() - {own_ns}  # a chain's shells and what runs inside it
     if namespaces:
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and _netns_inode(int(entry.name)) in namespaces:
+            if entry.name.isdigit() and netns_inode(int(entry.name)) in namespaces:
                 victims.add(int(entry.name))
     for pid in victims:
         try:
@@ -276,11 +270,11 @@ class Testbed:
             if self.net is not None:
                 for node in self.nodes.values():
                     # kill anything started inside the host (iperf3, ping, samplers)
-                    ns = _netns_inode(node.pid)
+                    ns = netns_inode(node.pid)
                     if ns is None:
                         continue
                     for entry in Path("/proc").iterdir():
-                        if entry.name.isdigit() and int(entry.name) != node.pid and _netns_inode(int(entry.name)) == ns:
+                        if entry.name.isdigit() and int(entry.name) != node.pid and netns_inode(int(entry.name)) == ns:
                             try:
                                 os.kill(int(entry.name), signal.SIGKILL)
                             except ProcessLookupError:

@@ -110,7 +110,8 @@ MAHIMAHI_HINT = ("provisioning builds Mahimahi 0.96's shells (ansible role mahim
 
 def mahimahi_problems() -> list[str]:
     """What a `link.shaper: mahimahi` point lacks here: the setuid shells, the programs that
-    start and enter the chain, a TUN device, and forwarding (each shell checks it)."""
+    start and enter the chain, the dnsmasq every shell starts, a TUN device, and forwarding
+    (each shell checks it)."""
     from . import mahimahi_plan as mahimahi
 
     problems = []
@@ -122,7 +123,8 @@ def mahimahi_problems() -> list[str]:
         problems.append(f"Mahimahi's {', '.join(unset)} in {mahimahi.BIN} not setuid root (Mahimahi runs its "
                         f"shells so): {MAHIMAHI_HINT}")
     absent = sorted({pkg for tool, pkg in (("setpriv", "util-linux"), ("nsenter", "util-linux"),
-                                           ("iptables", "iptables")) if shutil.which(tool) is None})
+                                           ("iptables", "iptables")) if shutil.which(tool) is None}
+                    | ({"dnsmasq-base"} if not os.access(mahimahi.DNSMASQ, os.X_OK) else set()))
     if absent:
         problems.append(f"Mahimahi's chain needs: apt-get install {' '.join(absent)}")
     if not os.path.exists("/dev/net/tun"):

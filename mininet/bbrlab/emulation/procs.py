@@ -1,0 +1,43 @@
+"""What /proc says of a process: its parent's children, its command line, its network
+namespace. Read by the testbed's cleanup (net.py) and by Mahimahi's chain (mahimahi.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(entry.name))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """PID's processes below it, parents before children."""
+    kids, out, todo = _children(), [], [pid]
+    while todo:
+        for child in kids.get(todo.pop(0), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cmdline(pid: int) -> tuple[str, ...]:
+    try:
+        return tuple(a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1])
+    except OSError:
+        return ()
+
+
+def netns_inode(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
