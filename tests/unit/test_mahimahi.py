@@ -157,31 +157,6 @@ def test_a_log_without_its_header_or_with_a_bad_line_is_a_parse_error(tmp_path):
     assert mahimahi_log.read(path).endswith("1 + 52\n")
 
 
-def _link_log(tmp_path, extra_at=None) -> Path:
-    """mm-link's log of a 4 Mbit/s link: a 1504-byte packet every 3 ms for 2 s (its trace's
-    line per 12000 bits), and with EXTRA_AT ten more at that ms: a clump beyond the rate."""
-    events = []
-    for t in range(0, 2000, 3):
-        events += [f"{t} + 1504", f"{t} # 1504", f"{t} - 1504 0"]
-        if t == extra_at:
-            events += [f"{t} - 1504 0"] * 10
-    path = tmp_path / mahimahi_plan.UPLINK_LOG
-    with gzip.open(path, "wt") as f:
-        f.write(log_text("infinite", events))
-    return tmp_path
-
-
-@pytest.mark.parametrize("extra_at, burst", [(None, False), (999, True)])
-def test_the_links_peak_and_pauses_are_read_from_mm_links_log(tmp_path, extra_at, burst):
-    from bbrlab.analysis import analyze, metrics
-    sent = analyze._link_frames(_link_log(tmp_path, extra_at))  # no capture: the log's departures
-    assert sent[0] == (1000.0, 1504) and len(sent) == 667 + (10 if burst else 0)
-    peak, ratio, gap_max, _ = analyze._link_peak(sent, 1000.0, [(0.0, 4e6)], 0.0, 2.0)
-    assert gap_max == pytest.approx(0.003)  # a line every 3 ms: the trace's own spacing
-    beyond = metrics.peak_beyond_pause(ratio, gap_max)
-    assert (beyond > 1.03) == burst, (ratio, beyond)
-
-
 # ---------------------------------------------------------------- the preflight
 
 

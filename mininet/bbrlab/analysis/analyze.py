@@ -371,31 +371,21 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
         if offered:  # the ideal is what the trace offered the flows, not its file's average
             out["ideal_goodput_mbps"] = m.ideal_goodput_bps(offered * 1e6, link.loss) / 1e6
             out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
-    peak = _link_peak(_link_frames(raw), t0, rate_steps, startup, window_end)
+    peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
     if peak is not None:
         out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
         out["link_gap_max_ms"], out["link_gap_p99_ms"] = round(peak[2] * 1e3, 3), round(peak[3] * 1e3, 3)
         out["link_peak_beyond_pause"] = round(m.peak_beyond_pause(peak[1], peak[2], PEAK_WINDOW), 4)
 
 
-def _link_frames(raw: Path) -> list[tuple[float, int]] | None:
-    """(epoch seconds, bytes) of each frame that left the bottleneck: from the capture of its
-    egress, or from mm-link's own log under Mahimahi's chain; None without either."""
-    if (raw / "bottleneck.pcap").is_file():
-        return system_output.parse_pcap_frames((raw / "bottleneck.pcap").read_bytes())
-    if (raw / mahimahi_log.UPLINK_LOG).is_file():
-        return mahimahi_log.departures(mahimahi_log.read(raw / mahimahi_log.UPLINK_LOG))
-    return None
-
-
-def _link_peak(sent: list | None, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
+def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
     """(highest rate over any 100 ms, its ratio to the rate then configured, the longest and
-    the 99th-percentile pause between two frames) of the frames SENT that left the
-    bottleneck between START and END, or None without them. A pause is where a late timer
-    held the shaper: a shaper that catches up sends the held frames at once afterwards."""
-    if sent is None:
+    the 99th-percentile pause between two frames) of the frames that left the bottleneck
+    between START and END, or None without a capture. A pause is where a late timer held
+    the shaper: a shaper that catches up sends the held frames at once afterwards."""
+    if not pcap.is_file():
         return None
-    frames = [(t - t0, n) for t, n in sent if start <= t - t0 <= end]
+    frames = [(t - t0, n) for t, n in system_output.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
     best = (0.0, 0.0)
     for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
         t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end

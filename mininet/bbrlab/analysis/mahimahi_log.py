@@ -9,9 +9,7 @@ so every arrival is known to be queued or dropped.
 
 samples() gives the same counters tc gives for a qdisc (system_output.QdiscSample), on a
 regular grid, so the bottleneck's queue, what it sent and whether it delivered its rate are
-computed as for every other shaper (analyze.py); departures() gives each packet as it left
-the link, as a capture of the bottleneck's egress does for the others (at mm-link's
-millisecond resolution), for the link's peak rate and its pauses.
+computed as for every other shaper (analyze.py).
 """
 
 from __future__ import annotations
@@ -92,16 +90,4 @@ def samples(text: str, interval: float, handle: str) -> list[QdiscSample]:
             sent_pkts += 1
     if next_t is not None:
         emit(next_t)
-    return out
-
-
-def departures(text: str) -> list[tuple[float, int]]:
-    """(epoch seconds, bytes) of every packet that left mm-link, in the log's order."""
-    lines = text.splitlines()
-    init, _ = _header([line for line in lines[:20] if line.startswith("#")])
-    out = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] == "-" and parts[0].isdigit() and parts[2].isdigit():
-            out.append(((init + int(parts[0])) / 1000, int(parts[2])))
     return out
