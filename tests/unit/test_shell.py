@@ -48,3 +48,13 @@ def test_a_file_without_a_sweep_has_its_one_point():
                       "flows": [{"cc": "bbr", "duration": "10s"}]})
     point = shell.the_point(exp, list(exp.points))
     assert shell.banner(point, build_plan(point))[0].startswith("bbrlab shell: one, point (the only one): ")
+
+
+def test_a_point_of_mahimahis_chain_is_refused_in_one_line():
+    """Mininet's CLI runs commands in the hosts, outside the chain: the shell would show a
+    link without the chain's delay, loss and rate under the chain's banner."""
+    exp = spec.load(EXPERIMENTS / "figure8-emulators.yaml")
+    only = ["loss=10%", "cc=bbr410"]
+    with pytest.raises(SpecError, match=r"^shell: link.shaper: mahimahi is not offered.*--only shaper=netem$"):
+        shell.the_point(exp, select(exp, parse_only(only + ["shaper=mahimahi"])))
+    assert shell.the_point(exp, select(exp, parse_only(only + ["shaper=netem"]))).link.shaper == "netem"

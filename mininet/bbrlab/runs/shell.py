@@ -31,7 +31,11 @@ def the_point(exp: Experiment, points: list[Point]) -> Point:
         axes = ", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"
         raise SpecError(f"shell: {len(grid)} points of {exp.name} are chosen; narrow them to one with --only "
                         f"(its axes: {axes})")
-    return next(iter(grid.values()))
+    point = next(iter(grid.values()))
+    if point.link.shaper == "mahimahi":  # Mininet's CLI runs its commands in the hosts, not in the chain
+        raise SpecError("shell: link.shaper: mahimahi is not offered: the chain runs its senders inside "
+                        "Mahimahi's namespaces, which Mininet's CLI cannot enter; pick --only shaper=netem")
+    return point
 
 
 def banner(point: Point, plan) -> list[str]:
