@@ -4,6 +4,7 @@ what it refuses, and mm-link's log read back as the bottleneck's counters."""
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,31 @@ def test_the_preflight_names_the_dnsmasq_every_shell_starts(monkeypatch, tmp_pat
     problems = preflight.mahimahi_problems()
     assert not any("Mahimahi's mm-" in p for p in problems), problems  # the shells are there, setuid
     assert any("dnsmasq-base" in p for p in problems) == named, problems
+
+
+# ---------------------------------------------------------------- the log kept
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_the_log_is_kept_only_if_it_is_mm_links_file(monkeypatch, tmp_path, planted):
+    """The chain's folder is its user's while it runs: root copies what it finds there into
+    the results only if it is a regular file, never through a link (to /etc/shadow, say)."""
+    from bbrlab.emulation import mahimahi
+    from bbrlab.errors import TestbedError
+    monkeypatch.setattr(mahimahi.shutil, "chown", lambda *a: None)
+    chain = mahimahi.Chain.__new__(mahimahi.Chain)
+    chain.work, chain.raw_dir = tmp_path / "work", tmp_path / "raw"
+    chain.work.mkdir(), chain.raw_dir.mkdir()
+    (tmp_path / "secret").write_text("root's\n")
+    if planted == "symlink":
+        (chain.work / "uplink.log").symlink_to(tmp_path / "secret")
+    else:
+        os.mkfifo(chain.work / "uplink.log")
+    with pytest.raises(TestbedError, match="is not mm-link's log"):
+        chain._compress()
+    assert not (chain.raw_dir / mahimahi_plan.UPLINK_LOG).exists()
+    (chain.work / "uplink.log").unlink()
+    (chain.work / "uplink.log").write_text(log_text(events=["1 + 52"]))
+    chain._compress()
+    assert mahimahi_log.read(chain.raw_dir / mahimahi_plan.UPLINK_LOG).endswith("1 + 52\n")
+    assert not (chain.work / "uplink.log").exists()

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -53,12 +54,14 @@ class Chain:
         self.work.mkdir(parents=True, exist_ok=True)
         trace = self.work / "link.trace"
         trace.write_text("".join(f"{t}\n" for t in trace_lines(self.plan.rate_bps)))
+        # opened by root before the folder is the chain's user's: nothing of that user's can
+        # have put a link in its place
+        self._out = open(self.work / "chain.out", "w")
         shutil.chown(self.work, USER, GROUP)  # mm-link writes its log as the chain's user
         argv = ["setpriv", f"--reuid={USER}", f"--regid={GROUP}", "--clear-groups", "--",
                 *self.plan.shells(trace, self.work / "uplink.log"), "--", *HOLDER]
         host = self.testbed.nodes[self.plan.host]
         log.command(host.name, argv)
-        self._out = open(self.work / "chain.out", "w")
         # (no session of its own: mnexec -d makes one, and would fork away from a second)
         self.proc = host.popen(argv, stdout=self._out, stderr=subprocess.STDOUT)
         self.holder = self._wait_for_holder()
@@ -140,11 +143,13 @@ class Chain:
                 except subprocess.TimeoutExpired:
                     pass
         finally:
-            for pid in reversed([self.proc.pid, *descendants(self.proc.pid)]):
+            for pid in reversed(descendants(self.proc.pid)):  # listed while the chain still holds them
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            if self.proc.poll() is None:  # never a pid already reaped (it may be another's by now)
+                self.proc.kill()
             self.proc.wait()
             if self._out:
                 self._out.close()
@@ -152,9 +157,18 @@ class Chain:
 
     def _compress(self) -> None:
         src = self.work / "uplink.log"
-        if src.is_file():
-            with open(src, "rb") as fin, gzip.open(self.raw_dir / UPLINK_LOG, "wb", compresslevel=6) as fout:
-                shutil.copyfileobj(fin, fout)
+        try:  # written by the chain's user: read as root only if it is the log, never through a link
+            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            fd = None
+        except OSError as e:
+            raise TestbedError(f"Mahimahi's chain: {src} is not mm-link's log ({e.strerror})") from None
+        if fd is not None:
+            with open(fd, "rb") as fin:
+                if not stat.S_ISREG(os.fstat(fin.fileno()).st_mode):
+                    raise TestbedError(f"Mahimahi's chain: {src} is not mm-link's log (not a regular file)")
+                with gzip.open(self.raw_dir / UPLINK_LOG, "wb", compresslevel=6) as fout:
+                    shutil.copyfileobj(fin, fout)
             src.unlink()
         shutil.chown(self.work, "root", "root")
 
