@@ -20,7 +20,7 @@ from .. import log
 from ..errors import TestbedError
 from .links import run
 from .mahimahi_plan import GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
-from .procs import cmdline, descendants, netns_inode
+from .procs import cmdline, descendants, netns_inode, process_cpu
 
 START_TIMEOUT = 20.0  # seconds for the chain to set up its namespaces (a few under TCG)
 CHAIN_FILE = "mahimahi-chain.txt"  # the chain's command, and its TUN queues' counters at the end
@@ -120,14 +120,10 @@ class Chain:
             out = run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "-s", "qdisc", "show"], check=False)
             lines += [f"### namespace {depth} ({' '.join(cmdline(pid)[:2])})", out.rstrip()]
         lines.append("### CPU seconds of each process of the chain (user + system, since it started)")
-        tick = os.sysconf("SC_CLK_TCK")
         for pid in [self.proc.pid, *descendants(self.proc.pid)]:
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-            lines.append(f"{pid} {cpu:.2f} {' '.join(cmdline(pid)[:3])}")
+            cpu = process_cpu(pid)
+            if cpu is not None:
+                lines.append(f"{pid} {sum(cpu):.2f} {' '.join(cmdline(pid)[:3])}")
         (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
 
     def stop(self) -> None:

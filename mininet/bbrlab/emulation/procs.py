@@ -1,10 +1,13 @@
 """What /proc says of a process: its parent's children, its command line, its network
-namespace. Read by the testbed's cleanup (net.py) and by Mahimahi's chain (mahimahi.py)."""
+namespace, its CPU time. Read by the testbed's cleanup (net.py), Mahimahi's chain (mahimahi.py)
+and picoquic's servers (traffic/picoquic.py)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def _children() -> dict[int, list[int]]:
@@ -41,3 +44,12 @@ def netns_inode(pid: int) -> int | None:
         return os.stat(f"/proc/{pid}/ns/net").st_ino
     except OSError:
         return None
+
+
+def process_cpu(pid: int) -> tuple[float, float] | None:
+    """(user, system) CPU seconds of a live process, from /proc; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK

@@ -22,12 +22,12 @@ about half a second after the client ends).
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+from ..emulation.procs import process_cpu
 from ..emulation.topo import FlowPlan
 from ..schema import picoquic_builds
 from .iperf import STOP_WAIT, Command, wait_listening
@@ -41,7 +41,6 @@ LOG_CLOSE_WAIT = 10.0  # seconds a server gets to close its connection's log aft
 # The client, wrapped so that the run keeps when it started and ended (epoch seconds) and
 # its CPU time (bash's `times`: the second line is its children's user and system time).
 CLIENT_WRAPPER = 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); echo "epoch $s $e"; times; exit $rc'
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def scenario(build: str | None, size: int) -> str:
@@ -69,15 +68,6 @@ def client_argv(flow: FlowPlan) -> list[str]:
     return ["bash", "-c", CLIENT_WRAPPER, "picoquic-client",
             picoquic_builds.program(flow.build), "-G", flow.cc, "-a", "perf", "-D", flow.src, str(flow.port),
             scenario(flow.build, flow.size)]
-
-
-def process_cpu(pid: int) -> tuple[float, float] | None:
-    """(user, system) CPU seconds of a live process, from /proc; None once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 class Picoquic:
