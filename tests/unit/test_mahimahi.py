@@ -200,3 +200,24 @@ def test_the_log_is_kept_only_if_it_is_mm_links_file(monkeypatch, tmp_path, plan
     chain._compress()
     assert mahimahi_log.read(chain.raw_dir / mahimahi_plan.UPLINK_LOG).endswith("1 + 52\n")
     assert not (chain.work / "uplink.log").exists()
+
+
+def test_a_killed_chains_namespaces_are_found_on_one_list_of_processes():
+    """cleanup reads /proc once: the chain's shells ending with the holder name their
+    namespaces; someone else's Mahimahi (another inner command) and a process without a
+    namespace are left alone; in_namespaces then picks what runs there."""
+    from bbrlab.emulation import mahimahi
+    from bbrlab.emulation.procs import Process, in_namespaces
+    procs = [
+        Process(10, ("/usr/local/lib/mahimahi/bin/mm-delay", "50", "mm-loss", "uplink", "0.1", "mm-link",
+                     "up", "down", "--", "sleep", "infinity"), 4001),
+        Process(11, ("mm-link", "up", "down", "--", "sleep", "infinity"), 4003),
+        Process(12, ("mm-delay", "20", "bash"), 4005),  # a user's own shell
+        Process(13, ("mm-loss", "uplink", "0.1", "sleep", "infinity"), None),  # gone while read
+        Process(14, ("iperf3", "-c", "10.0.3.2"), 4003),
+        Process(15, (), 4001),
+        Process(16, ("iperf3", "-s"), 4005),
+    ]
+    assert mahimahi.leftovers(procs) == {4001, 4003}
+    assert sorted(in_namespaces({4001, 4003}, procs)) == [10, 11, 14, 15]
+    assert in_namespaces(set(), procs) == []

@@ -20,7 +20,7 @@ from .. import log
 from ..errors import TestbedError
 from .links import run
 from .mahimahi_plan import GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
-from .procs import cmdline, descendants, netns_inode, process_cpu
+from .procs import Process, cmdline, descendants, netns_inode, process_cpu
 
 START_TIMEOUT = 20.0  # seconds for the chain to set up its namespaces (a few under TCG)
 CHAIN_FILE = "mahimahi-chain.txt"  # the chain's command, and its TUN queues' counters at the end
@@ -169,15 +169,8 @@ class Chain:
         shutil.chown(self.work, "root", "root")
 
 
-def leftovers() -> set[int]:
+def leftovers(procs: list[Process]) -> set[int]:
     """Network namespaces of the chain shells a killed run left (cleanup kills what runs there):
     shells whose command ends with the holder, so that no one else's Mahimahi is touched."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            cmd = cmdline(int(entry.name))
-            if cmd and Path(cmd[0]).name in SHELLS and cmd[-len(HOLDER):] == HOLDER:
-                ns = netns_inode(int(entry.name))
-                if ns is not None:
-                    found.add(ns)
-    return found
+    return {p.netns for p in procs if p.cmdline and Path(p.cmdline[0]).name in SHELLS
+            and p.cmdline[-len(HOLDER):] == HOLDER and p.netns is not None}

@@ -22,20 +22,20 @@ from pathlib import Path
 from ..errors import TestbedError
 from . import mahimahi
 from .links import EmulatedIntf, EmulatedLink, cpu_mask, run, steer_receive
-from .procs import netns_inode
+from .procs import in_namespaces, netns_inode, processes
 from .topo import Plan
 
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
 HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
 INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
 # programs of our own run by path inside the hosts (by shortflow_traffic.py and sampling.py, a floor above)
-OWN_PROGRAMS = (b"shortflows.py", b"bbr_diag.py")
+OWN_PROGRAMS = ("shortflows.py", "bbr_diag.py")
 
 
-def _is_traffic(cmdline: list[bytes]) -> bool:
+def _is_traffic(cmdline: tuple[str, ...]) -> bool:
     """A traffic program of a run: iperf3, picoquicdemo (a leftover server holds its UDP
     port), a short-flow program (shortflows.py) or a BBR state sampler (bbr_diag.py)."""
-    return bool(cmdline) and (Path(cmdline[0].decode(errors="replace")).name in ("iperf3", "picoquicdemo")
+    return bool(cmdline) and (Path(cmdline[0]).name in ("iperf3", "picoquicdemo")
                               or any(part.endswith(OWN_PROGRAMS) for part in cmdline[1:2]))
 
 
@@ -46,27 +46,17 @@ def cleanup_leftovers() -> list[str]:
     and stray veths."""
     removed = []
     own_ns = netns_inode(os.getpid())
+    procs = processes()
     shells, namespaces, orphans = [], set(), []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        ns = netns_inode(int(entry.name))
-        if any(HOST_NAME.search(part.decode(errors="replace")) for part in cmdline):
-            shells.append(int(entry.name))
-            if ns is not None and ns != own_ns:
-                namespaces.add(ns)
-        elif ns is not None and ns != own_ns and _is_traffic(cmdline):
-            orphans.append(int(entry.name))
-    victims = set(shells) | set(orphans)
-    namespaces |= mahimahi.leftovers() - {own_ns}  # a chain's shells and what runs inside it
-    if namespaces:
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and netns_inode(int(entry.name)) in namespaces:
-                victims.add(int(entry.name))
+    for proc in procs:
+        if any(HOST_NAME.search(part) for part in proc.cmdline):
+            shells.append(proc.pid)
+            if proc.netns is not None and proc.netns != own_ns:
+                namespaces.add(proc.netns)
+        elif proc.netns is not None and proc.netns != own_ns and _is_traffic(proc.cmdline):
+            orphans.append(proc.pid)
+    namespaces |= mahimahi.leftovers(procs) - {own_ns}  # a chain's shells and what runs inside it
+    victims = set(shells) | set(orphans) | set(in_namespaces(namespaces, procs))
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -268,17 +258,14 @@ class Testbed:
         started = time.monotonic()
         try:
             if self.net is not None:
-                for node in self.nodes.values():
-                    # kill anything started inside the host (iperf3, ping, samplers)
-                    ns = netns_inode(node.pid)
-                    if ns is None:
-                        continue
-                    for entry in Path("/proc").iterdir():
-                        if entry.name.isdigit() and int(entry.name) != node.pid and netns_inode(int(entry.name)) == ns:
-                            try:
-                                os.kill(int(entry.name), signal.SIGKILL)
-                            except ProcessLookupError:
-                                pass
+                # kill anything started inside the hosts (iperf3, ping, samplers), not their shells
+                shells = {node.pid for node in self.nodes.values()}
+                namespaces = {netns_inode(pid) for pid in shells} - {None}
+                for pid in set(in_namespaces(namespaces)) - shells:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 self.net.stop()
         finally:
             self.net = None

@@ -1,11 +1,12 @@
 """What /proc says of a process: its parent's children, its command line, its network
-namespace, its CPU time. Read by the testbed's cleanup (net.py), Mahimahi's chain (mahimahi.py)
-and picoquic's servers (traffic/picoquic.py)."""
+namespace, its CPU time; and one pass over every process for a cleanup. Read by the testbed's
+cleanup (net.py), Mahimahi's chain (mahimahi.py) and picoquic's servers (traffic/picoquic.py)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -53,3 +54,20 @@ def process_cpu(pid: int) -> tuple[float, float] | None:
     except (OSError, IndexError):
         return None
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+class Process(NamedTuple):
+    pid: int
+    cmdline: tuple[str, ...]  # () for a kernel thread or a process gone while read
+    netns: int | None
+
+
+def processes() -> list[Process]:
+    """Every process now, read once: a cleanup decides on this list, not on a second walk."""
+    return [Process(int(e.name), cmdline(int(e.name)), netns_inode(int(e.name)))
+            for e in Path("/proc").iterdir() if e.name.isdigit()]
+
+
+def in_namespaces(namespaces: set[int], procs: list[Process] | None = None) -> list[int]:
+    """Pids of the processes in any of NAMESPACES (network namespace inodes)."""
+    return [p.pid for p in (processes() if procs is None else procs) if p.netns in namespaces]
