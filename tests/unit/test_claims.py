@@ -102,6 +102,18 @@ def test_facts_type_numeric_params_and_fall_back_to_flows_and_metrics():
     assert claims.facts(rec(loss=0.02))["loss"] == 0.02
 
 
+def test_pacing_and_shaper_are_facts_when_no_axis_sweeps_them():
+    """`--set pacing=fq` pins an axis: figure8-versions' claim on `pacing: fq` then judged
+    nothing ("n/a", no claim selected a point) though its points ran paced by fq."""
+    record = rec({"loss": "10%", "cc": "bbr410"}, m=0.9)
+    record["pacing"], record["link"] = "fq", {"shaper": "mahimahi"}
+    assert claims.facts(record) == {"loss": 0.1, "cc": "bbr410", "pacing": "fq", "shaper": "mahimahi"}
+    result = claims.evaluate_claim(claim(min=0.75, where={"cc": "bbr410", "pacing": "fq", "shaper": "mahimahi"}), [record])
+    assert [c["point"] for c in result["checks"]] == ["loss=10%, cc=bbr410"]
+    record["pacing"] = "internal"
+    assert claims.evaluate_claim(claim(min=0.75, where={"pacing": "fq"}), [record])["checks"] == []
+
+
 @pytest.mark.parametrize(("where", "selected"), [
     ({"loss": {"min": "2%"}}, ["5%", "10%"]),
     ({"loss": {"max": "5%"}}, ["1%", "5%"]),  # bounds are inclusive

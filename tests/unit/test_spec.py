@@ -492,6 +492,21 @@ def test_where_bounds_read_the_delay_variation_in_its_unit_and_refuse_a_word_axi
         claim_points.check(exp.claims, exp.points)
 
 
+def test_a_claim_selects_on_pacing_and_shaper_fixed_by_the_file_or_set():
+    """pacing and the shaper, fixed rather than swept (`--set pacing=fq`), are still the
+    points' facts: the listing selects what the verdict will judge."""
+    from bbrlab.schema import claim_points
+
+    raw = with_(**{"pacing": ["fq", "internal"], "link.shaper": ["netem", "htb"]})
+    raw["claims"] = [{"id": "a", "text": "t", "metric": "goodput_mbps", "where": {"pacing": "fq", "shaper": "htb"},
+                      "min": 1}]
+    exp = spec.build(raw, overrides=["pacing=fq", "shaper=htb"])
+    assert "pacing" not in exp.points[0].params and "shaper" not in exp.points[0].params
+    assert len(claim_points.selected(exp.claims[0], exp.points)) == len({p.id for p in exp.points}) > 0
+    exp = spec.build(raw, overrides=["pacing=internal", "shaper=htb"])
+    assert claim_points.selected(exp.claims[0], exp.points) == []
+
+
 @pytest.mark.parametrize("path", sorted(p for p in FIGURE5.parent.glob("*.yaml") if "quick" in spec.load_raw(p)),
                          ids=lambda p: p.stem)
 def test_a_quick_runs_archived_spec_reads_back_with_its_claims(path):

@@ -24,6 +24,8 @@ def _facts(point) -> tuple[dict, dict]:
     ccs = sorted({g.cc for g in point.flows})
     fact.setdefault("cc", ccs[0] if len(ccs) == 1 else "+".join(ccs))
     fact.setdefault("loss", point.link.loss)
+    fact.setdefault("pacing", point.pacing)  # as verdicts/claims.py: fixed, or pinned by --set
+    fact.setdefault("shaper", point.link.shaper)
     link = point.link
     if link.buffer.unit == "bdp":
         fact["buffer_bdp"] = float(link.buffer.value)

@@ -34,7 +34,7 @@ LINK_FACTS = ("rtt", "rate", "jitter", "delay_variation")
 def facts(record: dict) -> dict:
     """What `where` can select on: the point's sweep parameters, typed, and the link's own
     values it does not sweep (a claim on `rtt: {max: 1ms}` is about the RTT the point ran,
-    whether or not it was an axis)."""
+    whether or not it was an axis), and so its pacing and its link's shaper."""
     result = {}
     for key, value in record["params"].items():
         result[key] = typed(key, value)
@@ -42,6 +42,9 @@ def facts(record: dict) -> dict:
     for key in LINK_FACTS:
         if key not in result and isinstance(link.get(key), (int, float)) and not isinstance(link.get(key), bool):
             result[key] = float(link[key])
+    for key, value in (("pacing", record.get("pacing")), ("shaper", link.get("shaper"))):
+        if key not in result and isinstance(value, str):  # fixed by the file or by --set
+            result[key] = value
     ccs = sorted({g["cc"] for g in record["flows"]})
     result.setdefault("cc", ccs[0] if len(ccs) == 1 else "+".join(ccs))
     result.setdefault("loss", record["metrics"].get("loss", 0.0))
