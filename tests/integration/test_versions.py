@@ -4,6 +4,7 @@ preflight and the run's provenance, and runs figure 8's 10% point beside bbr; an
 emulator, Mahimahi 0.96's chain, carries the same BBR beside netem's bottleneck."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -44,6 +45,20 @@ def test_figure8_versions_quick_runs_410s_bbr_at_10_percent_loss_beside_61s():
         # BBR's model is read from the socket (ss -tin's bbr:(...)), so the module is BBR's
         assert m["flows"][0].get("bbr_bw_p50_mbps") is not None, m["flows"][0]
         assert m["steady_goodput_mbps"] > 10, m  # a BBR at 10% loss; CUBIC gets under 1 here
+    # the pacing rate over BBR's bw x gain (ss -tin, bw in payload bytes): 4.10's packet rate on
+    # Ethernet (fq spaced its 1514-byte frames at a rate of 1500-byte packets), 6.1's 1% margin
+    raw = {name: rundir.path / "points" / point["id"] / "raw" / "ss-f1.txt" for name, point in (("old", old), ("new", new))}
+    assert pacing_over_model(raw["old"]) == pytest.approx(1500 / 1514, abs=5e-4)
+    assert pacing_over_model(raw["new"]) == pytest.approx(0.99, abs=5e-4)
+
+
+def pacing_over_model(ss_file) -> float:
+    """The median of sk_pacing_rate / (BBR's bw x pacing_gain) over a flow's ss -tin samples."""
+    ratios = sorted(int(p) / (int(bw) * float(gain)) for bw, gain, p in re.findall(
+        r"bbr:\(bw:(\d+)bps,mrtt:[\d.]+,pacing_gain:([\d.]+).*?pacing_rate (\d+)bps", ss_file.read_text())
+        if int(bw) > 0)
+    assert len(ratios) > 5, ss_file
+    return ratios[len(ratios) // 2]
 
 
 def test_figure8_emulators_quick_runs_410s_bbr_through_mahimahis_chain_beside_netem():

@@ -45,10 +45,11 @@ fi
 patch -p1 -f -s --dry-run -d "$work" <"$patch_file" >"$work/patch.log" 2>&1 || { cat "$work/patch.log" >&2; fail "the adaptations do not apply"; }
 patch -p1 -f -s -d "$work" <"$patch_file"
 for gone in 'struct skb_mstamp\s+cycle' 'skb_mstamp_us_delta' 'stamp_jiffies' 'tcp_time_stamp' \
-    '\.tso_segs_goal\s*=' '[^_]tcp_tso_autosize\(sk' '"bbr",'; do
+    '\.tso_segs_goal\s*=' '[^_]tcp_tso_autosize\(sk' '"bbr",' 'rate \*= tcp_mss_to_mtu'; do
     if grep -qP "$gone" "$src"; then fail "adaptation incomplete: $gone is still in the source"; fi
 done
 for made in '\.name\s*=\s*"bbr410",' '\.min_tso_segs\s*=\s*bbr_min_tso_segs,' 'u64\s+cycle_mstamp;' \
+    'return div_u64\(rate \* mtu, wire\);' \
     'MODULE_DESCRIPTION\("TCP BBR \(Bottleneck Bandwidth and RTT\) of Linux 4\.10\.1, registered as bbr410"\);'; do
     grep -qP "$made" "$src" || fail "adaptation missing: $made"
 done
