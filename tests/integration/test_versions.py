@@ -4,12 +4,12 @@ preflight and the run's provenance, and runs figure 8's 10% point beside bbr; an
 emulator, Mahimahi 0.96's chain, carries the same BBR beside netem's bottleneck."""
 
 import os
-import re
 import subprocess
 
 import pytest
 from conftest import REPO, RESULTS, by_point, fresh_quick, leftovers
 
+from bbrlab.analysis.tool_output import parse_ss
 from bbrlab.store.results import read_json
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
@@ -54,9 +54,8 @@ def test_figure8_versions_quick_runs_410s_bbr_at_10_percent_loss_beside_61s():
 
 def pacing_over_model(ss_file) -> float:
     """The median of sk_pacing_rate / (BBR's bw x pacing_gain) over a flow's ss -tin samples."""
-    ratios = sorted(int(p) / (int(bw) * float(gain)) for bw, gain, p in re.findall(
-        r"bbr:\(bw:(\d+)bps,mrtt:[\d.]+,pacing_gain:([\d.]+).*?pacing_rate (\d+)bps", ss_file.read_text())
-        if int(bw) > 0)
+    ratios = sorted(s.pacing_rate_bps / (s.bbr_bw_bps * s.bbr_pacing_gain) for s in parse_ss(ss_file.read_text())
+                    if s.pacing_rate_bps and s.bbr_bw_bps and s.bbr_pacing_gain)
     assert len(ratios) > 5, ss_file
     return ratios[len(ratios) // 2]
 
