@@ -97,7 +97,7 @@ def test_nothing_selected_is_not_evaluated():
 
 def test_facts_type_numeric_params_and_fall_back_to_flows_and_metrics():
     fact = claims.facts(rec({"loss": "1%", "rate": "10Mbit", "rtt": "40ms", "buffer": "5bdp"}, ccs=["bbr"], loss=0.3))
-    assert fact == {"loss": 0.01, "rate": 10e6, "rtt": 0.04, "buffer": "5bdp", "cc": "bbr"}
+    assert fact == {"loss": 0.01, "rate": 10e6, "rtt": 0.04, "buffer": "5bdp", "cc": "bbr", "aqm": "fifo"}
     assert claims.facts(rec(ccs=["cubic", "bbr", "bbr"]))["cc"] == "bbr+cubic"
     assert claims.facts(rec(loss=0.02))["loss"] == 0.02
 
@@ -107,11 +107,22 @@ def test_pacing_and_shaper_are_facts_when_no_axis_sweeps_them():
     nothing ("n/a", no claim selected a point) though its points ran paced by fq."""
     record = rec({"loss": "10%", "cc": "bbr410"}, m=0.9)
     record["pacing"], record["link"] = "fq", {"shaper": "mahimahi"}
-    assert claims.facts(record) == {"loss": 0.1, "cc": "bbr410", "pacing": "fq", "shaper": "mahimahi"}
+    assert claims.facts(record) == {"loss": 0.1, "cc": "bbr410", "pacing": "fq", "shaper": "mahimahi", "aqm": "fifo"}
     result = claims.evaluate_claim(claim(min=0.75, where={"cc": "bbr410", "pacing": "fq", "shaper": "mahimahi"}), [record])
     assert [c["point"] for c in result["checks"]] == ["loss=10%, cc=bbr410"]
     record["pacing"] = "internal"
     assert claims.evaluate_claim(claim(min=0.75, where={"pacing": "fq"}), [record])["checks"] == []
+
+
+def test_a_claim_on_a_droptail_queue_judges_nothing_of_a_point_under_an_aqm():
+    """The fidelity run under fq_codel printed "[FAIL] ... link_delivery missing": a backlog
+    no AQM lets form was asked of it. Its claim selects `aqm: fifo`, the AQM pinned by --set."""
+    record = rec({"rate": "10Mbit"}, ccs=["cubic"], m=None)
+    record["link"] = {"aqm": {"kind": "fq_codel", "params": []}}
+    assert claims.facts(record)["aqm"] == "fq_codel"
+    assert claims.evaluate_claim(claim(min=0.98, where={"cc": "cubic", "aqm": "fifo"}), [record])["checks"] == []
+    record["link"] = {"aqm": {"kind": "fifo", "params": []}}
+    assert len(claims.evaluate_claim(claim(min=0.98, where={"cc": "cubic", "aqm": "fifo"}), [record])["checks"]) == 1
 
 
 @pytest.mark.parametrize(("where", "selected"), [

@@ -94,7 +94,7 @@ def _figure5_with(tmp_path, old, new):
      "claims.1.metric: 'rtt_median_ms' is not a metric the analysis writes (did you mean rtt_p50_ms?)"),
     ("where: {cc: cubic}", "where: {ccs: cubic}",
      "claims.0.where.ccs: not a sweep axis of this experiment (did you mean cc?) "
-     "(where and vs take: cc, loss, group, class, buffer_bdp)"),
+     "(where and vs take: cc, loss, aqm, group, class, buffer_bdp)"),
     ("vs: {cc: cubic}", "vs: {buffer: 5bdp}", "claims.1.vs.buffer: not a sweep axis of this experiment"),
     ("relative_to: full_buffer_rtt_ms", "relative_to: base_rtt",
      "claims.0.relative_to: 'base_rtt' is not a metric the analysis writes (did you mean base_rtt_ms?)"),

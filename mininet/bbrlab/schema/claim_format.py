@@ -16,8 +16,10 @@ from ..errors import SpecError, did_you_mean
 from .metric_names import CLAIMABLE, CLASS_SELECTORS
 
 CLAIM_KEYS = {"id", "text", "metric", "where", "vs", "min", "max", "relative_to", "source", "conditions"}
-# What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them).
-CLAIM_FACTS = ("cc", "loss", *CLASS_SELECTORS)
+# What a claim's `where` and `vs` select on besides the sweep axes (claims.facts adds them):
+# the point's AQM among them, swept or not (a claim on a droptail queue's backlog selects
+# `aqm: fifo` and judges nothing of a run under an AQM, where that backlog never forms).
+CLAIM_FACTS = ("cc", "loss", "aqm", *CLASS_SELECTORS)
 # What a claim's `conditions` (the ones its source states) may bound besides: the path's BDP
 # in packets, and its min RTT as measured idle before the flows (ping: the path's own floor,
 # which no sender on it can see below).

@@ -26,6 +26,7 @@ def _facts(point) -> tuple[dict, dict]:
     fact.setdefault("loss", point.link.loss)
     fact.setdefault("pacing", point.pacing)  # as verdicts/claims.py: fixed, or pinned by --set
     fact.setdefault("shaper", point.link.shaper)
+    fact.setdefault("aqm", point.link.aqm.kind)
     link = point.link
     if link.buffer.unit == "bdp":
         fact["buffer_bdp"] = float(link.buffer.value)

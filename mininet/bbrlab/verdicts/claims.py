@@ -34,7 +34,7 @@ LINK_FACTS = ("rtt", "rate", "jitter", "delay_variation")
 def facts(record: dict) -> dict:
     """What `where` can select on: the point's sweep parameters, typed, and the link's own
     values it does not sweep (a claim on `rtt: {max: 1ms}` is about the RTT the point ran,
-    whether or not it was an axis), and so its pacing and its link's shaper."""
+    whether or not it was an axis), and so its pacing, its link's shaper and its AQM."""
     result = {}
     for key, value in record["params"].items():
         result[key] = typed(key, value)
@@ -42,7 +42,9 @@ def facts(record: dict) -> dict:
     for key in LINK_FACTS:
         if key not in result and isinstance(link.get(key), (int, float)) and not isinstance(link.get(key), bool):
             result[key] = float(link[key])
-    for key, value in (("pacing", record.get("pacing")), ("shaper", link.get("shaper"))):
+    aqm = link.get("aqm")
+    for key, value in (("pacing", record.get("pacing")), ("shaper", link.get("shaper")),
+                       ("aqm", aqm.get("kind") if isinstance(aqm, dict) else aqm or "fifo")):  # no AQM before there were any
         if key not in result and isinstance(value, str):  # fixed by the file or by --set
             result[key] = value
     ccs = sorted({g["cc"] for g in record["flows"]})

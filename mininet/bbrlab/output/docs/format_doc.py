@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...schema import aqm_format as aqms
 from ...schema import claim_format
 from ...schema import ccs, experiment as spec, picoquic_builds, strict, units, workload
-from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS, CLASS_SELECTORS
+from ...schema.metric_names import ALL_METRICS, CLAIMABLE, CLASS_METRICS
 from ..figures.plot_kinds import PLOTS
 
 REQUIRED = "required"
@@ -142,7 +142,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "claims.*.id": ("text", REQUIRED, "the claim's name in verdicts"),
     "claims.*.text": ("text", REQUIRED, "the claim in words"),
     "claims.*.metric": ("a metric name (below)", REQUIRED, "what is bounded"),
-    "claims.*.where": ("mapping of sweep axis (or `cc`, `loss`, " + ", ".join(f"`{k}`" for k in CLASS_SELECTORS)
+    "claims.*.where": ("mapping of sweep axis (or " + ", ".join(f"`{k}`" for k in claim_format.CLAIM_FACTS)
                        + ") to a value, a list, or `{min, max}`", "every point",
                        "the points the claim is about (or, inside a mixed point, one class of flows)"),
     "claims.*.vs": ("mapping like `where`", "none", "bound the ratio to the point that differs in these keys"),
