@@ -329,11 +329,12 @@ def cmd_calibrate(args) -> int:
     sets = (aqm_format.path_sets(path) if path else []) + (args.set or [])
     points = spec.load(require(EXPERIMENTS) / "fidelity.yaml", sets, quick=args.quick).points
     _preflight(list(points))
+    from .output.reports import calibration_table
     from .runs import calibrate
 
     cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [], path=path,
                             figure=not args.no_figure)
-    print("\n".join(calibrate.table(cal)))
+    print("\n".join(calibration_table.table(cal)))
     whatif = "  (a what-if: runs keep using this machine's calibration)" if args.set else ""
     print(f"calibration: {cal['file']}{whatif}")
     return 0

@@ -80,7 +80,8 @@ def test_the_one_way_probe_puts_the_queue_on_the_data_direction_alone(points):
 
 def test_each_aqm_was_judged_against_its_own_calibration(points):
     """The run measured (or reused) a calibration of each AQM's design at 10 Mbit/s: the
-    fidelity targets plus CUBIC's queue near the AQM's target."""
+    fidelity targets plus CUBIC's queue near the AQM's target, and the link kept busy by
+    the backlog of four CUBIC flows (one flow backs off below the rate under an AQM)."""
     run = read_json(RunDir.latest(RESULTS / "aqm", "figure5-aqm").path / "run.json")
     paths = run["calibration"]["paths"]
     assert set(paths) == {"fq_codel-htb", "cake-cake"}, paths
@@ -88,10 +89,11 @@ def test_each_aqm_was_judged_against_its_own_calibration(points):
         cal = read_json(Path(summary["file"]))
         (row,) = [r for r in cal["rates"] if r["rate_mbps"] == 10]
         shown = ("link_delivery", "link_peak_beyond_pause", "bbr_bw_ratio", "steady_link_efficiency",
-                 "queue_delay_p50_ms", "missed")
+                 "queue_delay_p50_ms", "link_busy", "missed")
         print(path, {k: row.get(k) for k in shown})
         assert cal["path"] == path and row["aqm_target_ms"] == TARGET_MS
         assert row["queue_delay_p50_ms"] <= 3 * TARGET_MS, (path, row)
+        assert row["link_busy"] >= 0.95 and "link_busy" in cal["targets"], (path, row)
         assert summary["faithful_up_to_bps"] == 10e6, (path, row["missed"])
 
 

@@ -8,6 +8,7 @@ import pytest
 from bbrlab.runs import calibrate
 from bbrlab.analysis import metrics, system_output
 from bbrlab.errors import ParseError
+from bbrlab.output.reports import calibration_table
 
 FRAME = 1514
 
@@ -98,9 +99,9 @@ def test_cyclictest_without_histogram_is_an_error():
         system_output.parse_cyclictest("T: 0 ( 1234) P:80 I:1000 C:   5000 Min:   50 Act:   60 Avg:   71 Max:  2345\n")
 
 
-def record(rate: float, cc: str, **mets) -> dict:
-    return {"params": {"rate": f"{rate / 1e6:g}Mbit", "cc": cc}, "link": {"rate": rate}, "flows": [{"cc": cc}],
-            "metrics": mets}
+def record(rate: float, cc: str, count: int = 1, **mets) -> dict:
+    return {"params": {"rate": f"{rate / 1e6:g}Mbit", "cc": cc}, "link": {"rate": rate},
+            "flows": [{"cc": cc, "count": count}], "metrics": mets}
 
 
 def test_envelope_ends_at_the_first_rate_that_misses_a_target():
@@ -157,7 +158,8 @@ def test_without_a_covered_sample_the_cubic_flows_goodput_bounds_the_delivery():
     assert env["rates"][0]["missed"] == ["cubic: link_delivery 0.960 < 0.98"]
     # under an AQM the same bound is CUBIC's back-off to a short queue, not the link's: not judged
     aqm_records = [record(50e6, "cubic", steady_link_efficiency=0.957, link_peak_beyond_pause=0.93,
-                          queue_delay_p50_ms=3.6), record(50e6, "bbr", bbr_bw_ratio=1.014)]
+                          queue_delay_p50_ms=3.6), record(50e6, "bbr", bbr_bw_ratio=1.014),
+                   record(50e6, "cubic", 4, link_busy=0.997)]
     for rec in aqm_records:
         rec["link"].update(aqm="fq_codel", aqm_target_s=0.005)
     (row,) = calibrate.envelope(aqm_records)["rates"]
@@ -232,6 +234,7 @@ def bench(tmp_path, monkeypatch):
     monkeypatch.setattr(calibrate, "timer_lateness", lambda: timers.append(1) or lateness)
     good: dict[float, bool] = {}
     queues: dict[float, float] = {}  # CUBIC's standing queue under an AQM (ms), by rate
+    busy: dict[float, float] = {}  # how busy the backlog of CUBIC flows keeps the link, by rate
     measured: list[list[float]] = []
 
     class Run:
@@ -245,13 +248,15 @@ def bench(tmp_path, monkeypatch):
         def point_records(self):
             out = []
             for p in self.exp.points:
-                cc = p.params["cc"]
+                cc, count = p.flows[0].cc, p.flows[0].count
                 ok = self.ok.get(p.link.rate, True)
                 mets = ({"link_delivery": 0.99 if ok else 0.90, "steady_link_efficiency": 0.97} if cc == "cubic"
                         else {"bbr_bw_ratio": 0.98})
                 if p.link.aqm.kind != "fifo" and cc == "cubic":
                     mets["queue_delay_p50_ms"] = queues.get(p.link.rate, 4.0)
-                rec = record(p.link.rate, cc, link_peak_beyond_pause=1.01, idle_rtt_error_ms=0.3, **mets)
+                if count > 1:
+                    mets = {"link_busy": busy.get(p.link.rate, 0.995)}
+                rec = record(p.link.rate, cc, count, link_peak_beyond_pause=1.01, idle_rtt_error_ms=0.3, **mets)
                 rec["link"].update(aqm={"kind": p.link.aqm.kind, "params": [list(kv) for kv in p.link.aqm.params]},
                                    shaper=p.link.shaper)
                 out.append(rec)
@@ -259,13 +264,14 @@ def bench(tmp_path, monkeypatch):
 
     def run_experiment(exp, root, **kwargs):
         measured.append(sorted({p.link.rate for p in exp.points}))
-        designs.append({(p.link.aqm.kind, p.link.shaper) for p in exp.points})
+        designs.append({(p.link.aqm.kind, p.link.shaper, sum(g.count for g in p.flows)) for p in exp.points})
         return Run(exp, root)
 
     designs: list[set] = []
     monkeypatch.setattr(runner, "run_experiment", run_experiment)
     monkeypatch.setattr(calibrate, "designs", designs, raising=False)  # what each measurement built
     monkeypatch.setattr(calibrate, "queues", queues, raising=False)
+    monkeypatch.setattr(calibrate, "busy", busy, raising=False)
     return good, measured, timers
 
 
@@ -303,7 +309,7 @@ def test_a_rate_that_misses_a_target_once_is_measured_again_and_both_attempts_ke
     assert kept["missed"] == ["cubic: link_delivery 0.900 < 0.98"] and len(kept["points"]) == 2
     assert "50 Mbit/s missed a target (cubic: link_delivery 0.900 < 0.98); measuring again (attempt 2 of 2)" in \
         capsys.readouterr().err
-    row = next(line for line in calibrate.table(cal) if line.lstrip().startswith("50 Mbit/s"))
+    row = next(line for line in calibration_table.table(cal) if line.lstrip().startswith("50 Mbit/s"))
     assert row.endswith("yes (failed once, passed on repeat: cubic: link_delivery 0.900 < 0.98)"), row
 
 
@@ -313,7 +319,7 @@ def test_a_rate_that_misses_on_every_attempt_is_not_faithful(tmp_path, bench):
     cal = calibrate.ensure(tmp_path)
     assert measured == [[10e6, 50e6, 100e6], [50e6]] and cal["faithful_up_to_bps"] == 10e6
     assert cal["gate"]["rate_bps"] == 50e6 and len(cal["attempts"]["50"]) == 1
-    row = next(line for line in calibrate.table(cal) if line.lstrip().startswith("50 Mbit/s"))
+    row = next(line for line in calibration_table.table(cal) if line.lstrip().startswith("50 Mbit/s"))
     assert row.endswith("NO: cubic: link_delivery 0.900 < 0.98 (on each of 2 attempts)"), row
 
 
@@ -327,17 +333,20 @@ def test_an_aqm_path_has_a_calibration_of_its_own_that_holds_the_aqm_to_its_targ
     good, measured, _ = bench
     plain = calibrate.ensure(tmp_path, 10e6)
     fq = calibrate.ensure(tmp_path, 10e6, "fq_codel-htb")
-    assert calibrate.designs == [{("fifo", "netem")}, {("fq_codel", "htb")}]
+    # under the AQM the link is also loaded by four CUBIC flows at once
+    assert calibrate.designs == [{("fifo", "netem", 1)}, {("fq_codel", "htb", 1)}, {("fq_codel", "htb", 4)}]
     assert fq["path"] == "fq_codel-htb" and fq["file"].endswith(f"{fq['key']}-fq_codel-htb.json")
     assert fq["faithful_up_to_bps"] == 10e6 and fq["rates"][0]["aqm_target_ms"] == 5.0
     assert calibrate.load() == plain and calibrate.load(path="fq_codel-htb") == fq  # side by side
-    assert calibrate.ensure(tmp_path, 10e6, "fq_codel-htb") == fq and len(measured) == 2  # reused
+    assert fq["rates"][0]["link_busy"] == 0.995 and "link_busy" in fq["targets"] and "link_busy" not in plain["targets"]
+    assert "busy, backlog" in calibration_table.table(fq)[2] and "busy" not in calibration_table.table(plain)[2]
+    assert calibrate.ensure(tmp_path, 10e6, "fq_codel-htb") == fq and len(measured) == 3  # reused
     calibrate.queues[10e6] = 40.0  # the AQM let CUBIC's queue stand far above its target
     calibrate.queues[50e6] = 40.0
     cake = calibrate.ensure(tmp_path, 10e6, "cake-cake")
     assert cake["faithful_up_to_bps"] is None
     assert cake["gate"]["failed"] == "cubic: queue_delay_p50_ms 40.0 > 3 x the AQM's target 5 ms"
-    assert calibrate.table(cake)[0].endswith("shaper cake, queue cake")
+    assert calibration_table.table(cake)[0].endswith("shaper cake, queue cake")
 
 
 def test_under_an_aqm_one_cubic_flows_back_off_does_not_fail_the_link():
@@ -348,6 +357,7 @@ def test_under_an_aqm_one_cubic_flows_back_off_does_not_fail_the_link():
         recs = [record(10e6, "cubic", steady_link_efficiency=0.872, link_peak_beyond_pause=0.98,
                        queue_delay_p50_ms=6.1), record(10e6, "bbr", bbr_bw_ratio=0.996)]
         if aqm:
+            recs.append(record(10e6, "cubic", 4, link_busy=0.996))
             for rec in recs:
                 rec["link"].update(aqm="fq_codel", aqm_target_s=0.005)
         return calibrate.envelope(recs)["rates"]
@@ -355,3 +365,48 @@ def test_under_an_aqm_one_cubic_flows_back_off_does_not_fail_the_link():
     assert under["faithful"] and under["steady_link_efficiency"] == 0.872, under["missed"]
     (fifo,) = rows(aqm=False)
     assert "cubic: steady_link_efficiency 0.872 < 0.95" in fifo["missed"]
+
+
+def test_under_an_aqm_the_link_is_judged_busy_under_the_backlog_of_four_cubic_flows():
+    """Under an AQM one flow leaves the link idle a while whatever the link does: the link
+    is judged by how busy four CUBIC flows keep it, and a calibration without them proves
+    nothing of it."""
+    def row(*backlog):
+        recs = [record(10e6, "cubic", steady_link_efficiency=0.9, link_peak_beyond_pause=0.98, queue_delay_p50_ms=4.0),
+                record(10e6, "bbr", bbr_bw_ratio=0.996), *backlog]
+        for rec in recs:
+            rec["link"].update(aqm="fq_codel", aqm_target_s=0.005)
+        (only,) = calibrate.envelope(recs)["rates"]
+        return only
+    assert row(record(10e6, "cubic", 4, link_busy=0.993))["faithful"]
+    slow = row(record(10e6, "cubic", 4, link_busy=0.931))
+    assert slow["missed"] == ["cubic x4: link_busy 0.931 < 0.95"] and slow["link_busy"] == 0.931
+    assert row()["missed"] == ["link_busy not measured"]
+    # on a FIFO the one CUBIC flow keeps the buffer backlogged: no backlog point is asked for
+    fifo = [record(10e6, "cubic", link_delivery=0.99, steady_link_efficiency=0.97, link_peak_beyond_pause=1.0),
+            record(10e6, "bbr", bbr_bw_ratio=0.996)]
+    assert calibrate.envelope(fifo)["rates"][0]["faithful"]
+
+
+def test_an_aqm_rate_whose_backlog_missed_is_measured_again_with_its_backlog(tmp_path, bench):
+    good, measured, _ = bench
+    calibrate.busy[10e6] = 0.9
+    cal = calibrate.ensure(tmp_path, 10e6, "fq_codel-htb")
+    # the backlog of the first attempt missed; the second measures the rate's points again
+    assert calibrate.designs == [{("fq_codel", "htb", 1)}, {("fq_codel", "htb", 4)}] * 2, calibrate.designs
+    assert cal["attempts"]["10"][0]["missed"] == ["cubic x4: link_busy 0.900 < 0.95"]
+    assert len(cal["points"]) == 3 and cal["faithful_up_to_bps"] is None
+
+
+def test_a_what_if_under_an_aqm_loads_the_link_with_its_backlog_too(tmp_path, bench):
+    """benchmarks/shapers.py asks for an AQM by --set, not by its path: the same targets."""
+    cal = calibrate.measure(tmp_path, overrides=["aqm=fq_codel", "shaper=htb", "rate=10Mbit"])
+    assert calibrate.designs == [{("fq_codel", "htb", 1)}, {("fq_codel", "htb", 4)}]
+    assert cal["faithful_up_to_bps"] == 10e6 and cal["file"].endswith("-whatif.json")
+
+
+def test_a_what_ifs_rates_are_narrowed_to_the_one_that_missed_when_measured_again(tmp_path, bench):
+    good, measured, _ = bench
+    good[50e6] = [False, True]
+    cal = calibrate.measure(tmp_path, overrides=["rate=[10Mbit,50Mbit]"])
+    assert measured == [[10e6, 50e6], [50e6]] and len(cal["points"]) == 4 and cal["faithful_up_to_bps"] == 50e6

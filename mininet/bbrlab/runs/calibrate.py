@@ -30,16 +30,17 @@ from pathlib import Path
 
 from .. import log
 from ..analysis import system_output
+from ..output.reports.calibration_table import table
 from ..schema import aqm_format as aqms
 from ..schema import experiment as spec
 from ..schema.root import ROOT
 from ..errors import BbrlabError, ParseError
 from ..store.results import RunDir, read_json, write_json
 
-FORMAT = 5  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity;
+FORMAT = 6  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity;
 # 4: the points kept, so that a calibration measured up to one rate extends to higher ones;
-# 5: under an AQM one CUBIC flow's efficiency is recorded, not judged (its back-off to a short
-# queue is CUBIC's, not the link's): an AQM path judged by it before is measured again
+# 5: under an AQM one CUBIC flow's efficiency is recorded, not judged (CUBIC's back-off);
+# 6: under an AQM the link is judged by how busy BACKLOG_FLOWS CUBIC flows keep it
 BBR_BW_FLOOR = round(0.9 * spec.PAYLOAD_BYTES / spec.FRAME_BYTES, 3)  # 0.861
 EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
 # The targets every measured rate must meet (docs/design.md "The bottleneck"), and the CC whose
@@ -57,6 +58,16 @@ TARGETS = {
     "bbr_bw_ratio": ("range", (BBR_BW_FLOOR, 1.05), "bbr"),
     "steady_link_efficiency": ("min", 0.95, "cubic"),  # one CUBIC flow gets the payload capacity
 }
+# Under an AQM one flow does not keep the link backlogged, whatever the link does: CUBIC backs
+# off to the AQM's short queue and leaves it idle a while (measured 0.871-0.957 of the payload
+# capacity at 10-50 Mbit/s, from run to run), and no queue outlasts a sample to prove the
+# link's delivery. The link is judged there under a load that keeps it busy whatever one CC
+# does: BACKLOG_FLOWS CUBIC flows at once, each rate's extra point, must keep it busy after
+# startup (link_busy: the bottleneck's own byte counter over the rate x the time) as one
+# CUBIC flow must use a droptail link (0.95: the flows' own idle moments count against it)
+BACKLOG_FLOWS = 4
+BACKLOGGED = f"cubic x{BACKLOG_FLOWS}"
+AQM_TARGETS = {"link_busy": ("min", 0.95, BACKLOGGED)}
 # Under an AQM (a calibration path of its own), the AQM must also do its job: one backlogged
 # CUBIC flow's standing queue within this many times the AQM's target (RFC 8290's 5 ms: 15 ms)
 AQM_QUEUE_FACTOR = 3
@@ -131,19 +142,27 @@ def timer_lateness(seconds: int = CYCLICTEST_SECONDS) -> dict:
         raise BbrlabError(f"calibrate: {exc}") from None
 
 
-# What one CUBIC flow's goodput says of the link only where the queue stays backlogged: under
-# an AQM it backs off to a queue of a few ms and leaves the link idle a while (measured
-# 0.872-0.957 of the payload capacity at 10-50 Mbit/s, from run to run), which is CUBIC's
-# doing; the link is judged there by what it sent while backlogged, BBR's estimate, its peak
-# and the AQM's own queue
+# One CUBIC flow's goodput says nothing of the link under an AQM (see BACKLOG_FLOWS)
 NOT_UNDER_AQM = ("steady_link_efficiency",)
 
 
+def targets(under_aqm: bool) -> dict:
+    """The targets of a path: TARGETS, and AQM_TARGETS under an AQM."""
+    return {**TARGETS, **AQM_TARGETS} if under_aqm else TARGETS
+
+
+def _load(rec: dict) -> str:
+    """Who a fidelity point's flows are: "cubic", "bbr", or BACKLOGGED."""
+    cc = "+".join(sorted({g["cc"] for g in rec["flows"]}))
+    flows = sum(g.get("count", 1) for g in rec["flows"])
+    return cc if flows == 1 else f"{cc} x{flows}"
+
+
 def _judge(metrics: dict, cc: str, under_aqm: bool = False) -> list[str]:
-    """The targets a point of CC misses, as short texts (a metric it lacks is not judged, nor,
-    UNDER_AQM, what one CUBIC flow's back-off decides: NOT_UNDER_AQM)."""
+    """The targets a point of CC (_load) misses, as short texts (a metric it lacks is not
+    judged, nor, UNDER_AQM, what one CUBIC flow's back-off decides: NOT_UNDER_AQM)."""
     missed = []
-    for name, (kind, bound, who) in TARGETS.items():
+    for name, (kind, bound, who) in targets(under_aqm).items():
         value = metrics.get(name)
         if value is None or who not in (None, cc) or (under_aqm and name in NOT_UNDER_AQM):
             continue
@@ -168,9 +187,9 @@ def _rate_row(rate: float, recs: list[dict]) -> dict:
     row: dict = {"rate_mbps": rate / 1e6, "missed": []}
     under_aqm = any(rec["link"].get("aqm", aqms.FIFO) != aqms.FIFO for rec in recs)
     for rec in recs:
-        cc = "+".join(sorted({g["cc"] for g in rec["flows"]}))
+        cc = _load(rec)
         mets = rec["metrics"]
-        for name, (kind, _, who) in TARGETS.items():
+        for name, (kind, _, who) in targets(under_aqm).items():
             if mets.get(name) is not None and who in (None, cc):
                 old = row.get(name)  # the worst of the points that measure it
                 row[name] = mets[name] if old is None else _worst(kind, old, mets[name])
@@ -200,7 +219,7 @@ def _rate_row(rate: float, recs: list[dict]) -> dict:
         else:
             row["missed"] += [f"cubic: {t}" for t in _judge({"link_delivery": row["link_delivery"]}, "cubic")]
     # a target no point measured is not met: nothing showed the link meets it
-    row["missed"] += [f"{name} not measured" for name in TARGETS if row.get(name) is None]
+    row["missed"] += [f"{name} not measured" for name in targets(under_aqm) if row.get(name) is None]
     row["faithful"] = not row["missed"]
     return row
 
@@ -241,43 +260,6 @@ def summary_for_run(cal: dict) -> dict:
             "timer": cal["timer"], "idle_rtt_error_ms": cal["idle_rtt_error_ms"], "file": cal["file"]}
 
 
-def table(cal: dict) -> list[str]:
-    """The calibration as a few lines for the terminal."""
-    t = cal["timer"]
-    lines = [f"calibration {cal['key']} ({cal['machine']['virtualization']}, {cal['machine']['cpus']} CPUs, "
-             f"kernel {cal['machine']['kernel']}), shaper {cal['shaper']}, queue {cal.get('queue', aqms.FIFO)}",
-             f"  timer lateness (cyclictest, 1 ms): median {t['p50_us']:.0f} us, p99 {t['p99_us']:.0f} us, "
-             f"max {t['max_us']:.0f} us",
-             "  rate        delivery  peak/100ms  longest pause  peak beyond  CUBIC eff.  BBR bw/rate  idle RTT err"
-             "  CUBIC queue  faithful"]
-
-    def cell(row: dict, name: str, fmt: str) -> str:
-        return fmt.format(row[name]) if row.get(name) is not None else "–"
-
-    for row in cal["rates"]:
-        lines.append(f"  {row['rate_mbps']:>5g} Mbit/s {cell(row, 'link_delivery', '{:.3f}'):>9s} "
-                     f"{cell(row, 'link_peak_ratio', '{:.3f}'):>11s} {cell(row, 'link_gap_max_ms', '{:.1f} ms'):>14s} "
-                     f"{cell(row, 'link_peak_beyond_pause', '{:.3f}'):>12s} "
-                     f"{cell(row, 'steady_link_efficiency', '{:.3f}'):>11s} "
-                     f"{cell(row, 'bbr_bw_ratio', '{:.3f}'):>12s} {cell(row, 'idle_rtt_error_ms', '{:+.2f} ms'):>13s} "
-                     f"{cell(row, 'queue_delay_p50_ms', '{:.1f} ms'):>12s}  "
-                     f"{'yes' if row['faithful'] else 'NO: ' + '; '.join(row['missed'])}{_attempts(row)}")
-    up_to = cal["faithful_up_to_bps"]
-    lines.append(f"  faithful up to {up_to / 1e6:g} Mbit/s" if up_to else "  faithful at no measured rate")
-    return lines
-
-
-def _attempts(row: dict) -> str:
-    """What a rate's earlier attempts missed, said after its verdict."""
-    earlier = row.get("attempts") or []
-    if not earlier:
-        return ""
-    times = "once" if len(earlier) == 1 else f"{len(earlier)} times"
-    if row["faithful"]:
-        return f" (failed {times}, passed on repeat: {'; '.join(earlier[-1])})"
-    return f" (on each of {len(earlier) + 1} attempts)"
-
-
 @functools.lru_cache(maxsize=1)
 def _fidelity():
     """The fidelity experiment as written (read once: ensure asks for its rates and times)."""
@@ -309,7 +291,8 @@ def _compact(record: dict) -> dict:
     target = aqms.Aqm(aqm.get("kind", aqms.FIFO), tuple(map(tuple, aqm.get("params") or ()))).target
     return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm": aqm.get("kind", aqms.FIFO),
                                              "aqm_target_s": target},
-            "flows": [{"cc": g["cc"]} for g in record["flows"]], "metrics": record["metrics"]}
+            "flows": [{"cc": g["cc"], "count": g.get("count", 1)} for g in record["flows"]],
+            "metrics": record["metrics"]}
 
 
 def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: list[float] | None = None,
@@ -320,8 +303,6 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     calibration of this machine that the new rates join (its timer and points are kept).
     PATH: the bottleneck design measured (aqm.calibration_path), the droptail one if None.
     FIGURE: draw each fidelity run's figure."""
-    from . import runner  # Mininet: only when measuring
-
     ident = machine()
     key = machine_key(ident)
     if extend is not None:
@@ -330,12 +311,14 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
         log.info(f"calibrate: timer lateness (cyclictest, {CYCLICTEST_SECONDS} s) ...")
         timer = timer_lateness()
     chosen = [_rates_set(rates)] if rates else []
-    exp = spec.load(EXPERIMENT, (aqms.path_sets(path) if path else []) + chosen + list(overrides), quick=quick)
+    exps = _experiments(path, chosen, overrides, quick)
+    exp = exps[0]
     log.info(f"calibrate: the bottleneck alone at {', '.join(f'{r / 1e6:g}' for r in sorted({p.link.rate for p in exp.points}))}"
-             f" Mbit/s, {len(exp.points)} points ({sum(p.duration for p in exp.points):.0f} s of flows) ...")
-    rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"], figure=figure)
-    runs = [str(rundir.path)]
-    points = [_compact(r) for r in rundir.point_records()] + (extend["points"] if extend else [])
+             f" Mbit/s, {sum(len(e.points) for e in exps)} points "
+             f"({sum(p.duration for e in exps for p in e.points):.0f} s of flows"
+             f"{f'; under the AQM also {BACKLOGGED} at each rate' if len(exps) > 1 else ''}) ...")
+    runs, points = _run(root, exps, figure)
+    points += extend["points"] if extend else []
     points, attempts, more = _measure_failed_again(root, exp, points, quick, overrides, path, figure)
     runs += more
     env = envelope(points)
@@ -346,7 +329,8 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     queues = sorted({p.link.aqm.kind for p in exp.points})
     cal = {"format": FORMAT, "key": key, "path": path, "queue": "+".join(queues), "machine": ident,
            "created": extend["created"] if extend else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-           "shaper": "+".join(shapers), "timer": timer, "targets": {k: list(v) for k, v in TARGETS.items()},
+           "shaper": "+".join(shapers), "timer": timer,
+           "targets": {k: list(v) for k, v in targets(queues != [aqms.FIFO]).items()},
            "run": runs[0], "runs": (extend["runs"] if extend else []) + runs,
            "attempts": {**(extend or {}).get("attempts", {}), **attempts},
            "quick": quick or bool(extend and extend["quick"]), "overrides": list(overrides), "points": points, **env}
@@ -367,8 +351,6 @@ def _measure_failed_again(root: Path, exp, points: list[dict], quick: bool, over
                           path: str | None, figure: bool = True) -> tuple[list[dict], dict, list[str]]:
     """POINTS with each rate of EXP that missed a target measured again, up to ATTEMPTS in
     all; the earlier attempts ({rate in Mbit/s: [{missed, points}]}) and the runs made."""
-    from . import runner
-
     attempts: dict[str, list] = {}
     runs: list[str] = []
     for attempt in range(2, ATTEMPTS + 1):
@@ -379,16 +361,42 @@ def _measure_failed_again(root: Path, exp, points: list[dict], quick: bool, over
         again = [r["rate_mbps"] * 1e6 for r in failed]
         log.info(f"calibrate: {', '.join(f'{r / 1e6:g}' for r in again)} Mbit/s missed a target "
                  f"({'; '.join(failed[0]['missed'])}); measuring again (attempt {attempt} of {ATTEMPTS}) ...")
-        exp = spec.load(EXPERIMENT, (aqms.path_sets(path) if path else []) + [_rates_set(again)] + list(overrides),
-                        quick=quick)
-        rundir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"], figure=figure)
-        runs.append(str(rundir.path))
-        points, earlier = _replace_rates(points, [_compact(r) for r in rundir.point_records()], again)
+        made, new = _run(root, _experiments(path, [_rates_set(again)], overrides, quick), figure)
+        runs += made
+        points, earlier = _replace_rates(points, new, again)
         for row in failed:
             rate = round(row["rate_mbps"] * 1e6)
             attempts.setdefault(f"{row['rate_mbps']:g}", []).append(
                 {"missed": row["missed"], "points": [p for p in earlier if round(p["link"]["rate"]) == rate]})
     return points, attempts, runs
+
+
+def _experiments(path: str | None, sets: list[str], overrides: list[str], quick: bool) -> list:
+    """The fidelity experiment of PATH narrowed by SETS, and under an AQM its backlogged
+    points: BACKLOG_FLOWS CUBIC flows at each rate, as long as the others (in the quick
+    profile's 8 s after startup their slow start's losses still showed: 0.948-0.969 busy at
+    10 Mbit/s, against 0.990-0.995 in 15 s), their link_busy read from the bottleneck's own
+    counter, their peak from the capture as every point's (ss every 5 s: its process per flow
+    and sample is the point's largest cost under emulation)."""
+    base = (aqms.path_sets(path) if path else []) + list(overrides) + list(sets)  # a what-if's rates narrowed
+    exps = [spec.load(EXPERIMENT, base, quick=quick)]
+    if any(p.link.aqm.kind != aqms.FIFO for p in exps[0].points):
+        backlog = ["cc=cubic", f"count={BACKLOG_FLOWS}", "sampling.ss_interval=5s"]
+        exps.append(spec.load(EXPERIMENT, base + backlog, quick=quick))
+    return exps
+
+
+def _run(root: Path, exps: list, figure: bool) -> tuple[list[str], list[dict]]:
+    """Run the fidelity experiments EXPS into ROOT: the runs made and their points (_compact).
+    FIGURE: draw the first's figure (the backlogged points' numbers are in the table)."""
+    from . import runner  # Mininet: only when measuring
+
+    runs, points = [], []
+    for i, exp in enumerate(exps):
+        rundir: RunDir = runner.run_experiment(exp, root, resume=False, cli=["calibrate"], figure=figure and i == 0)
+        runs.append(str(rundir.path))
+        points += [_compact(r) for r in rundir.point_records()]
+    return runs, points
 
 
 def _rates_set(rates: list[float]) -> str:
