@@ -158,6 +158,11 @@ def _load(rec: dict) -> str:
     return cc if flows == 1 else f"{cc} x{flows}"
 
 
+def _under_aqm(kinds) -> bool:
+    """Whether a calibration judges an AQM's path: one of its points' AQM KINDS is not tc's FIFO."""
+    return any(kind != aqms.FIFO for kind in kinds)
+
+
 def _judge(metrics: dict, cc: str, under_aqm: bool = False) -> list[str]:
     """The targets a point of CC (_load) misses, as short texts (a metric it lacks is not
     judged, nor, UNDER_AQM, what one CUBIC flow's back-off decides: NOT_UNDER_AQM)."""
@@ -185,7 +190,7 @@ def _rate_row(rate: float, recs: list[dict]) -> dict:
     """The envelope's row of one measured RATE from its points' records RECS: the worst of
     each fidelity number, what missed its target, and whether all held."""
     row: dict = {"rate_mbps": rate / 1e6, "missed": []}
-    under_aqm = any(rec["link"].get("aqm", aqms.FIFO) != aqms.FIFO for rec in recs)
+    under_aqm = _under_aqm(aqms.record_kind(rec) for rec in recs)
     for rec in recs:
         cc = _load(rec)
         mets = rec["metrics"]
@@ -289,7 +294,7 @@ def _compact(record: dict) -> dict:
     extension to higher rates judges all rates together."""
     aqm = (record["link"].get("aqm") or {})
     target = aqms.Aqm(aqm.get("kind", aqms.FIFO), tuple(map(tuple, aqm.get("params") or ()))).target
-    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm": aqm.get("kind", aqms.FIFO),
+    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm": aqms.record_kind(record),
                                              "aqm_target_s": target},
             "flows": [{"cc": g["cc"], "count": g.get("count", 1)} for g in record["flows"]],
             "metrics": record["metrics"]}
@@ -330,7 +335,7 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
     cal = {"format": FORMAT, "key": key, "path": path, "queue": "+".join(queues), "machine": ident,
            "created": extend["created"] if extend else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "shaper": "+".join(shapers), "timer": timer,
-           "targets": {k: list(v) for k, v in targets(queues != [aqms.FIFO]).items()},
+           "targets": {k: list(v) for k, v in targets(_under_aqm(queues)).items()},
            "run": runs[0], "runs": (extend["runs"] if extend else []) + runs,
            "attempts": {**(extend or {}).get("attempts", {}), **attempts},
            "quick": quick or bool(extend and extend["quick"]), "overrides": list(overrides), "points": points, **env}
@@ -375,12 +380,10 @@ def _experiments(path: str | None, sets: list[str], overrides: list[str], quick:
     """The fidelity experiment of PATH narrowed by SETS, and under an AQM its backlogged
     points: BACKLOG_FLOWS CUBIC flows at each rate, as long as the others (in the quick
     profile's 8 s after startup their slow start's losses still showed: 0.948-0.969 busy at
-    10 Mbit/s, against 0.990-0.995 in 15 s), their link_busy read from the bottleneck's own
-    counter, their peak from the capture as every point's (ss every 5 s: its process per flow
-    and sample is the point's largest cost under emulation)."""
+    10 Mbit/s, against 0.990-0.995 in 15 s), their link_busy from the bottleneck's own counter."""
     base = (aqms.path_sets(path) if path else []) + list(overrides) + list(sets)  # a what-if's rates narrowed
     exps = [spec.load(EXPERIMENT, base, quick=quick)]
-    if any(p.link.aqm.kind != aqms.FIFO for p in exps[0].points):
+    if _under_aqm(p.link.aqm.kind for p in exps[0].points):
         backlog = ["cc=cubic", f"count={BACKLOG_FLOWS}", "sampling.ss_interval=5s"]
         exps.append(spec.load(EXPERIMENT, base + backlog, quick=quick))
     return exps

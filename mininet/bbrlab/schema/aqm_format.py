@@ -111,10 +111,16 @@ def calibration_path(kind: str, shaper: str) -> str | None:
     return None if kind == FIFO else f"{kind}-{shaper}"
 
 
+def record_kind(record: dict) -> str:
+    """The AQM a finished point ran: its record's `link.aqm` (a point's record keeps the
+    AQM's block, a calibration's compact copy its name), FIFO for records older than AQMs."""
+    aqm = (record.get("link") or {}).get("aqm")
+    return (aqm.get("kind") if isinstance(aqm, dict) else aqm) or FIFO
+
+
 def record_path(record: dict) -> str | None:
     """calibration_path of a finished point (its record's link)."""
-    link = record.get("link") or {}
-    return calibration_path((link.get("aqm") or {}).get("kind", FIFO), link.get("shaper", ""))
+    return calibration_path(record_kind(record), (record.get("link") or {}).get("shaper", ""))
 
 
 def path_sets(path: str) -> list[str]:

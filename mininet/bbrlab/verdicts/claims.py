@@ -42,9 +42,8 @@ def facts(record: dict) -> dict:
     for key in LINK_FACTS:
         if key not in result and isinstance(link.get(key), (int, float)) and not isinstance(link.get(key), bool):
             result[key] = float(link[key])
-    aqm = link.get("aqm")
     for key, value in (("pacing", record.get("pacing")), ("shaper", link.get("shaper")),
-                       ("aqm", aqm.get("kind") if isinstance(aqm, dict) else aqm or "fifo")):  # no AQM before there were any
+                       ("aqm", aqm_format.record_kind(record))):
         if key not in result and isinstance(value, str):  # fixed by the file or by --set
             result[key] = value
     ccs = sorted({g["cc"] for g in record["flows"]})
