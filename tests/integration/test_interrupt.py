@@ -55,9 +55,9 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_only_the_rest():
         rundir = RunDir((set(base.iterdir()) - before).pop())
         wait_for(lambda: len(rundir.finished_points()) == 1, 240, "the first point to finish")
         first = rundir.finished_points().pop()
-        # iperf3 -J writes only at exit; ss's samples appear while the flow runs.
-        ss = rundir.points_dir / ".partial-cc=cubic,rep1" / "raw" / "ss-f1.txt"
-        wait_for(lambda: ss.is_file() and "cubic" in ss.read_text(), 120, "the second point's flow")
+        # iperf3 -J writes only at exit; the socket sampler's lines appear while the flow runs.
+        ss = rundir.points_dir / ".partial-cc=cubic,rep1" / "raw" / "tcp-snd1.jsonl"
+        wait_for(lambda: ss.is_file() and '"cubic"' in ss.read_text(), 120, "the second point's flow")
         time.sleep(3)  # mid-flow (the flows last 10 s)
         kept = digest(rundir.points_dir / first)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does

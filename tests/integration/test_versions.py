@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from conftest import REPO, RESULTS, by_point, fresh_quick, leftovers
 
-from bbrlab.analysis.tool_output import parse_ss
+from bbrlab.analysis.tcp_diag_output import parse_tcp_diag
 from bbrlab.store.results import read_json
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
@@ -42,19 +42,20 @@ def test_figure8_versions_quick_runs_410s_bbr_at_10_percent_loss_beside_61s():
     for point in (old, new):
         m = point["metrics"]
         assert not m["cpu_bound"], m
-        # BBR's model is read from the socket (ss -tin's bbr:(...)), so the module is BBR's
+        # BBR's model is read from the socket (tcp_bbr_info over netlink), so the module is BBR's
         assert m["flows"][0].get("bbr_bw_p50_mbps") is not None, m["flows"][0]
         assert m["steady_goodput_mbps"] > 10, m  # a BBR at 10% loss; CUBIC gets under 1 here
-    # the pacing rate over BBR's bw x gain (ss -tin, bw in payload bytes): 4.10's packet rate on
+    # the pacing rate over BBR's bw x gain (tcp_info, bw in payload bytes): 4.10's packet rate on
     # Ethernet (fq spaced its 1514-byte frames at a rate of 1500-byte packets), 6.1's 1% margin
-    raw = {name: rundir.path / "points" / point["id"] / "raw" / "ss-f1.txt" for name, point in (("old", old), ("new", new))}
+    raw = {name: rundir.path / "points" / point["id"] / "raw" / "tcp-snd1.jsonl" for name, point in (("old", old), ("new", new))}
     assert pacing_over_model(raw["old"]) == pytest.approx(1500 / 1514, abs=5e-4)
     assert pacing_over_model(raw["new"]) == pytest.approx(0.99, abs=5e-4)
 
 
 def pacing_over_model(ss_file) -> float:
-    """The median of sk_pacing_rate / (BBR's bw x pacing_gain) over a flow's ss -tin samples."""
-    ratios = sorted(s.pacing_rate_bps / (s.bbr_bw_bps * s.bbr_pacing_gain) for s in parse_ss(ss_file.read_text())
+    """The median of sk_pacing_rate / (BBR's bw x pacing_gain) over a flow's socket samples."""
+    ratios = sorted(s.pacing_rate_bps / (s.bbr_bw_bps * s.bbr_pacing_gain)
+                    for s in parse_tcp_diag(ss_file.read_text(), ss_file.name)
                     if s.pacing_rate_bps and s.bbr_bw_bps and s.bbr_pacing_gain)
     assert len(ratios) > 5, ss_file
     return ratios[len(ratios) // 2]

@@ -36,10 +36,10 @@ def v3(phase, inflight_hi=60, bw_lo=None) -> dict:
 def test_the_sampler_lines_give_the_bbr_sockets_only():
     text = (line(100.0, bbr=v1(2.8867)) + line(100.0, peer="10.0.3.2:5202", cc="cubic")
             + line(100.5, bbr=v3("PROBE_BW_UP")) + line(101.0, bbr=v1(1.0))[:40])  # the last one cut off
-    states = bbr_state.parse_bbr_diag(text, "bbr-snd1.jsonl")
+    states = bbr_state.parse_bbr(text, "bbr-snd1.jsonl")
     assert [(s.t, s.version, s.phase) for s in states] == [(100.0, 1, None), (100.5, 3, "PROBE_BW_UP")]
     assert states[1].inflight_hi_pkts == 60 and states[1].bw_lo_bps is None and states[0].cwnd == 20
-    assert bbr_state.parse_bbr_diag("", "bbr-snd1.jsonl") == []
+    assert bbr_state.parse_bbr("", "bbr-snd1.jsonl") == []
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -50,7 +50,7 @@ def test_the_sampler_lines_give_the_bbr_sockets_only():
 ])
 def test_a_bad_line_is_an_error_that_names_its_file_and_line(text, problem):
     with pytest.raises(ParseError, match=problem):
-        bbr_state.parse_bbr_diag(text, "bbr-snd1.jsonl")
+        bbr_state.parse_bbr(text, "bbr-snd1.jsonl")
 
 
 @pytest.mark.parametrize("gain, cwnd, phase", [
@@ -64,15 +64,15 @@ def test_a_v1_flow_has_its_phase_and_no_bounds_from_the_data_socket_only():
     text = (line(100.0, bbr=v1(2.8867)) + line(100.5, bbr=v1(1.25), acked=50_000)
             + line(100.5, local="10.0.1.1:39999", bbr=v1(1.0), acked=300)  # iperf3's control connection
             + line(101.0, cwnd=4, bbr=v1(1.0), acked=90_000))
-    series = bbr_state.flow_series(bbr_state.parse_bbr_diag(text, "f"), PEER, t0=99.0)
+    series = bbr_state.flow_series(bbr_state.parse_bbr(text, "f"), PEER, t0=99.0)
     assert series == {"bbr_version": 1, "bbr_phase": [[1.0, "STARTUP"], [1.5, "PROBE_BW_UP"], [2.0, "PROBE_RTT"]]}
-    assert bbr_state.flow_series(bbr_state.parse_bbr_diag(text, "f"), "10.0.3.2:5999", 99.0) == {}
+    assert bbr_state.flow_series(bbr_state.parse_bbr(text, "f"), "10.0.3.2:5999", 99.0) == {}
 
 
 def test_a_v3_flow_has_its_own_phase_and_bounds_an_unset_one_giving_no_point():
     text = (line(100.0, bbr=v3("STARTUP", inflight_hi=None)) + line(100.5, bbr=v3("PROBE_BW_DOWN", 80, 8e6))
             + line(101.0, bbr=v3("PROBE_BW_CRUISE", 72)))
-    series = bbr_state.flow_series(bbr_state.parse_bbr_diag(text, "f"), PEER, t0=100.0)
+    series = bbr_state.flow_series(bbr_state.parse_bbr(text, "f"), PEER, t0=100.0)
     assert series["bbr_version"] == 3
     assert series["bbr_phase"] == [[0.0, "STARTUP"], [0.5, "PROBE_BW_DOWN"], [1.0, "PROBE_BW_CRUISE"]]
     assert series["bbr_inflight_hi_pkts"] == [[0.5, 80], [1.0, 72]]

@@ -146,10 +146,12 @@ def test_no_module_uses_another_modules_private_names():
 
 
 def test_the_programs_run_by_path_import_the_standard_library_alone():
-    """traffic/inhost/ runs by path inside the emulated hosts, and the kernel probe on hosts and
-    provisioned machines (vm/dispatch.sh, the netkernel role), where bbrlab is not importable."""
-    programs = sorted((PACKAGE / "traffic" / "inhost").glob("*.py")) + [PACKAGE / "emulation" / "kernel_probe.py"]
-    assert {p.name for p in programs} >= {"shortflows.py", "bbr_diag.py", "kernel_probe.py"}
+    """traffic/inhost/ runs by path inside the emulated hosts, the socket sampler by hand in a
+    host too, and the kernel probe on hosts and provisioned machines (vm/dispatch.sh, the
+    netkernel role), where bbrlab is not importable."""
+    programs = sorted((PACKAGE / "traffic" / "inhost").glob("*.py"))
+    programs += [PACKAGE / "traffic" / "tcp_diag.py", PACKAGE / "emulation" / "kernel_probe.py"]
+    assert {p.name for p in programs} >= {"shortflows.py", "tcp_diag.py", "kernel_probe.py"}
     for path in programs:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):

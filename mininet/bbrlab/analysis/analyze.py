@@ -10,12 +10,12 @@ from pathlib import Path
 
 from . import metrics as m
 from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt_output, mahimahi_log, mathis,
-               quic_flows, senders, system_output, tool_output, trace_metrics)
+               quic_flows, senders, system_output, tcp_diag_output, tool_output, trace_metrics)
 from ..errors import ParseError
 from ..store.results import read_json
 from ..schema.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
 from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan
-from ..traffic.inhost import bbr_diag
+from ..traffic import tcp_diag
 from ..traffic import irtt_probe
 
 BBR_LT_ROUNDS = 48  # round trips Linux BBR holds its long-term bw (bbr_lt_bw_max_rtts)
@@ -101,14 +101,26 @@ def _bbr_model(point: Point, flow: FlowPlan, ss: list, t0: float, offset: float,
     return {}
 
 
+def _sockets(raw: Path, flow: FlowPlan) -> tuple[list, list]:
+    """The flow's sender's socket samples (tool_output.SsSample) and BBR states, from its host's
+    netlink sampler (tcp_diag.py); a point recorded before it had ss's text per flow and BBR's
+    state per host (bbr_diag.py)."""
+    name = tcp_diag.raw_name(flow.sender)
+    if (raw / name).is_file():
+        text = _read(raw / name)
+        return tcp_diag_output.parse_tcp_diag(text, name), bbr_state.parse_bbr(text, name)
+    legacy = f"bbr-{flow.sender}.jsonl"
+    return tool_output.parse_ss(_read(raw / f"ss-{flow.id}.txt")), bbr_state.parse_bbr(_read(raw / legacy), legacy)
+
+
 def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -> tuple[dict, dict, list, tuple]:
     """One iperf3 flow: its metrics row, its series, its goodput over time, and its
     receiver's intervals with the time its data started. launched: seconds after t0 when
     its client started."""
     startup = point.sampling.startup
     server, client = _iperf3_pair(raw, flow.id)
-    ss = tool_output.data_socket([s for s in tool_output.parse_ss(_read(raw / f"ss-{flow.id}.txt"))
-                                  if s.peer.endswith(f":{flow.port}")])
+    sockets, states = _sockets(raw, flow)
+    ss = tool_output.data_socket([s for s in sockets if s.peer == f"{flow.dst}:{flow.port}"])
     # iperf3's intervals count from its test start, which follows the launch by the
     # handshakes: several RTTs, seconds behind a deep queue at a slow rate. The first
     # sample of the data socket with data acked places it within one ss interval.
@@ -132,11 +144,8 @@ def _flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) -
         "delivery_mbps": _round([(s.t - t0, (s.delivery_rate_bps or 0) / 1e6) for s in ss]),
         "bbr_bw_mbps": _round([(s.t - t0, s.bbr_bw_bps / 1e6) for s in ss if s.bbr_bw_bps is not None]),
     }
-    # BBR's own state over netlink (bbr_diag.py, one file per sender host): v3's phase and
-    # bounds, which ss cannot decode
-    name = bbr_diag.raw_name(flow.sender)
-    flow_series.update(bbr_state.flow_series(bbr_state.parse_bbr_diag(_read(raw / name), name),
-                                             f"{flow.dst}:{flow.port}", t0))
+    # BBR's own state: v3's phase and bounds, which ss cannot decode
+    flow_series.update(bbr_state.flow_series(states, f"{flow.dst}:{flow.port}", t0))
     row = {
         "id": flow.id, "cc": flow.cc, "group": flow.group, "start_s": round(launched, 3),
         "data_start_s": round(offset, 3),

@@ -1,6 +1,7 @@
-"""BBR's own state over a flow's life, from the JSON lines of bbr_diag.py (raw/bbr-<host>.jsonl).
+"""BBR's own state over a flow's life, from the JSON lines of tcp_diag.py (raw/tcp-<host>.jsonl;
+recorded before it, by its predecessor bbr_diag.py: raw/bbr-<host>.jsonl, the same lines for BBR's sockets).
 
-The sampler decoded tcp_bbr_info where it ran (traffic/inhost/bbr_diag.py); this module checks its
+The sampler decoded tcp_bbr_info where it ran (traffic/tcp_diag.py); this module checks its
 lines and turns one flow's into series for series.json (analyze.py's _flow):
 
 - bbr_phase: [t, phase name]. v3 reports its phase (STARTUP, DRAIN, PROBE_RTT,
@@ -15,10 +16,10 @@ Like tool_output.py it does no I/O: callers read the file and pass its text in.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from ..errors import ParseError
+from .tcp_diag_output import json_lines
 from .tool_output import data_socket
 
 
@@ -62,22 +63,12 @@ def _check(doc: dict, fields: dict, where: str) -> None:
             raise ParseError(f"{where}: field {key!r} missing or not a {getattr(kind, '__name__', 'number')}")
 
 
-def parse_bbr_diag(text: str, name: str) -> list[BbrState]:
+def parse_bbr(text: str, name: str) -> list[BbrState]:
     """The BBR sockets of the sampler's lines, in file order (another CC's socket, "bbr":
     null, is left out). A last line without its newline (the sampler killed while writing
     it) is left out too; any other bad line raises ParseError naming NAME and its line."""
-    lines = text.split("\n")
     states = []
-    for number, line in enumerate(lines[:-1], start=1):  # after the last "\n": unfinished
-        if not line.strip():
-            continue
-        where = f"{name}:{number}"
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError:
-            raise ParseError(f"{where}: not a JSON line: {line[:60]!r}") from None
-        if not isinstance(doc, dict):
-            raise ParseError(f"{where}: expected a socket record, got {line[:60]!r}")
+    for where, doc in json_lines(text, name):
         _check(doc, SOCKET_FIELDS, where)
         bbr = doc.get("bbr")
         if bbr is None:

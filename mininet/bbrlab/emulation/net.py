@@ -28,13 +28,13 @@ from .topo import Plan
 LOCK_PATH = Path(os.environ.get("BBRLAB_LOCK", "/run/bbrlab.lock"))
 HOST_NAME = re.compile(r"mininet:(snd\d+|rcv\d+|r1|r2)$")
 INTF_NAME = re.compile(r"^(snd\d+|rcv\d+|r1|r2)-eth\d+$")
-# programs of our own run by path inside the hosts (by shortflow_traffic.py and sampling.py, a floor above)
-OWN_PROGRAMS = ("shortflows.py", "bbr_diag.py")
+# programs of our own run by path inside the hosts (by shortflow_traffic.py, a floor above)
+OWN_PROGRAMS = ("shortflows.py",)
 
 
 def _is_traffic(cmdline: tuple[str, ...]) -> bool:
     """A traffic program of a run: iperf3, picoquicdemo (a leftover server holds its UDP
-    port), a short-flow program (shortflows.py) or a BBR state sampler (bbr_diag.py)."""
+    port) or a short-flow program (shortflows.py)."""
     return bool(cmdline) and (Path(cmdline[0]).name in ("iperf3", "picoquicdemo")
                               or any(part.endswith(OWN_PROGRAMS) for part in cmdline[1:2]))
 

@@ -76,7 +76,7 @@ AUTO_REPEAT = (3, 8)
 @dataclass(frozen=True)
 class Sampling:
     interval: float = 0.1  # ping and the bottleneck's queue (no process spawned per sample)
-    ss_interval: float = 0.5  # ss -tin per flow: one process per sample, costly under emulation
+    ss_interval: float = 0.5  # tcp_info of each sender's flows (traffic/tcp_diag.py)
     iperf_interval: float = 0.5
     pcap: bool = False
     link_pcap: bool = False  # frame headers as they leave the bottleneck: its rate over 100 ms windows

@@ -1,52 +1,92 @@
 """Samplers that watch a running point: ping RTT (and irtt's one-way delays when asked),
-ss -tin per sender, BBR's own state over netlink (bbr_diag.py) per host sending a BBR
-flow, the bottleneck's backlog from tc, CPU utilization, and tcpdump when packets are
-asked for.
+each sender's TCP sockets over netlink (tcp_diag.py: tcp_info and BBR's own state) per host
+sending a kernel TCP flow, the bottleneck's backlog from tc, CPU utilization, and tcpdump
+when packets are asked for.
 
-Each sampler writes its tool's raw output to a file (parsed later by tool_output.py; BBR's by
-bbr_state.py), so a run keeps the evidence and metrics can be recomputed. The shell loop
-below is a fixed string; the values it needs (address, interval) are passed as arguments.
+Each sampler writes its tool's raw output to a file (parsed later: tool_output.py,
+tcp_diag_output.py, bbr_state.py), so a run keeps the evidence and metrics can be recomputed.
 
 Sampling must not load the emulator: under software virtualization starting one process
 costs ~0.1 s of CPU, so a 10 Hz loop of `date; tc; sleep` alone took most of two CPUs
-(measured). Hence: ONE long-lived `tc -batch` process answers every queue sample, the ss
-loop uses bash's own clock and sleep (one process per sample), and ss has its own,
-slower interval; BBR's state comes from ONE long-lived process per sender host, on ss's
-interval.
+(measured). Hence no process per sample: ONE long-lived `tc -batch` process answers every
+queue sample, and ONE long-lived netlink sampler per sender host reads all its flows'
+tcp_info on its own, slower interval (ss's: `ss_interval`), where an ss per flow and sample
+took 0.4 of a guest CPU for four flows.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from .. import log
+from ..emulation.procs import in_netns, process_cpu
 from . import irtt_probe
-from .inhost import bbr_diag
+from . import tcp_diag
 from .iperf import LISTEN_TIMEOUT, wait_listening
 from ..emulation.topo import Plan
 
-# `read -t` on a pipe nobody writes to is a sleep without a process.
-SS_LOOP = ('exec 3<> <(:); while :; do echo "### $EPOCHREALTIME"; '
-           'ss -H -t -i -n state established dst "$1"; read -t "$2" -u 3 || :; done')
-BBR_DIAG = Path(bbr_diag.__file__).resolve()  # run by path inside the hosts, as shortflows.py is
+CPU_FILE = "samplers-cpu.json"  # each sampler's CPU seconds over the point (by its file's name)
 
 
-def bbr_diag_commands(plan: Plan, raw_dir: Path, interval: float) -> list[tuple[str, list[str], str]]:
-    """(host, argv, log file name) of ONE BBR state sampler per host that sends a BBR flow,
-    watching that host's BBR flows only: points without BBR pay no CPU for it."""
-    commands = []
-    kernel_bbr = [f for f in plan.tcp_flows() if f.cc.startswith("bbr")]  # a QUIC sender logs its own
-    for host in sorted({f.sender for f in kernel_bbr}):
-        peers = sorted(f"{f.dst}:{f.port}" for f in kernel_bbr if f.sender == host)
-        argv = [sys.executable, str(BBR_DIAG), *(a for p in peers for a in ("--peer", p)),
-                "--interval", f"{interval:g}", "--out", str(raw_dir / bbr_diag.raw_name(host))]
-        commands.append((host, argv, f"bbr-{host}.log"))
-    return commands
+def socket_targets(plan: Plan) -> dict[str, list[str]]:
+    """Each host that sends a kernel TCP flow, and its flows' peers (address:port): a QUIC
+    sender logs its own state; short flows are too many and too short to sample."""
+    flows = plan.tcp_flows()
+    return {host: sorted(f"{f.dst}:{f.port}" for f in flows if f.sender == host) for host in sorted({f.sender for f in flows})}
+
+
+class SocketSampler(threading.Thread):
+    """tcp_info of the flows of every sender host (tcp_diag.py) every INTERVAL, from one thread
+    of this process through one netlink socket per host, opened inside the host's network
+    namespace: no process per host or sample. Each host's records go to raw/tcp-<host>.jsonl
+    as they are taken, so a crash keeps every finished sample."""
+
+    def __init__(self, hosts: dict[str, tuple[int, list[str]]], raw_dir: Path, interval: float):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.cpu_seconds = 0.0  # the thread's own CPU time, when it ends
+        self._stop_event = threading.Event()
+        self._targets = []
+        try:
+            for host, (pid, peers) in hosts.items():
+                with in_netns(pid):
+                    sock = tcp_diag.open_socket()
+                self._targets.append((sock, set(peers), open(raw_dir / tcp_diag.raw_name(host), "w")))
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self) -> None:
+        due, seq = time.monotonic(), 0
+        try:
+            while not self._stop_event.is_set():
+                seq += 1
+                for sock, peers, out in self._targets:
+                    out.write(tcp_diag.json_lines(tcp_diag.sample(sock, peers, seq)))
+                    out.flush()
+                due += self.interval
+                self._stop_event.wait(max(0.0, due - time.monotonic()))
+        except OSError as exc:  # a host gone under it (a crash): what was taken stays
+            log.warning(f"socket sampler stopped: {exc}")
+        finally:
+            self.cpu_seconds = time.thread_time()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        if self.ident is not None:
+            self.join(timeout=5)
+        self.close()
+
+    def close(self) -> None:
+        for sock, _, out in self._targets:
+            sock.close()
+            out.close()
+        self._targets = []
 
 
 class QueueSampler(threading.Thread):
@@ -137,7 +177,9 @@ class Samplers:
         self.link_pcap = link_pcap
         self.owd = owd  # irtt beside ping (sampling.irtt)
         self.queue: QueueSampler | None = None
+        self.sockets: SocketSampler | None = None
         self.procs: list[subprocess.Popen] = []
+        self.names: list[str] = []  # each process's log file name, as self.procs
         self.graceful: list[subprocess.Popen] = []  # stopped with SIGINT first: they write on it
         self.files = []
         self.cpu = CpuSampler(raw_dir / "cpu.txt")
@@ -147,6 +189,19 @@ class Samplers:
         self.files.append(out)
         log.command(host, argv)
         self.procs.append(self.testbed.node(host).popen(argv, stdout=out, stderr=subprocess.STDOUT))
+        self.names.append(name)
+
+    def _record_cpu(self) -> None:
+        """What each sampler process cost the guest, read just before it is stopped: the
+        sampling's own share of a point's CPU (benchmarks/sampling_cost.py reads it)."""
+        named = list(zip(self.names, self.procs))
+        if self.queue is not None:
+            named.append(("tc-bottleneck.txt", self.queue.proc))
+        spent = {name: process_cpu(proc.pid, children=True) for name, proc in named if proc.poll() is None}
+        seconds = {name: round(sum(cpu), 3) for name, cpu in spent.items() if cpu}
+        if self.sockets is not None:
+            seconds["tcp-sockets (thread)"] = round(self.sockets.cpu_seconds, 3)
+        (self.raw_dir / CPU_FILE).write_text(json.dumps(seconds, indent=1, sort_keys=True) + "\n")
 
     def start(self) -> None:
         interval = f"{self.interval:g}"
@@ -165,12 +220,11 @@ class Samplers:
                 out = str(self.raw_dir / irtt_probe.file_name(group))
                 self._spawn(sender, irtt_probe.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
                 self.graceful.append(self.procs[-1])
-        # kernel TCP only (a QUIC sender logs its own state); short flows: too many and too short for ss
-        for flow in self.plan.tcp_flows():
-            self._spawn(flow.sender, ["bash", "-c", SS_LOOP, "bash", flow.dst, f"{self.ss_interval:g}"],
-                        f"ss-{flow.id}.txt")
-        for host, argv, out_name in bbr_diag_commands(self.plan, self.raw_dir, self.ss_interval):
-            self._spawn(host, argv, out_name)  # stopped with the others: SIGTERM ends it after a sample
+        targets = socket_targets(self.plan)
+        if targets:
+            self.sockets = SocketSampler({host: (self.testbed.node(host).pid, peers) for host, peers in targets.items()},
+                                         self.raw_dir, self.ss_interval)
+            self.sockets.start()
         bn = self.plan.bottleneck
         if self.plan.mahimahi is None:  # else mm-link's own log records its queue (emulation/mahimahi.py)
             self.queue = QueueSampler(self.testbed.node(bn.host), bn.name, self.raw_dir / "tc-bottleneck.txt",
@@ -189,6 +243,9 @@ class Samplers:
 
     def stop(self) -> None:
         self.cpu.stop()
+        if self.sockets is not None:
+            self.sockets.stop()
+        self._record_cpu()
         if self.queue is not None:
             self.queue.stop()
         for proc in self.graceful:

@@ -125,7 +125,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "sampling.interval": (f"time, at least {units.fmt_time(FLOORS['interval'])}", "100ms",
                           "ping and the bottleneck's queue"),
     "sampling.ss_interval": (f"time, at least {units.fmt_time(FLOORS['ss_interval'])}", "500ms",
-                             "`ss -tin` per flow (cwnd, pacing rate, BBR's model)"),
+                             "each sender's tcp_info over netlink, what `ss -tin` shows (cwnd, pacing rate, BBR's model)"),
     "sampling.iperf_interval": ("time, at least 100ms", "500ms", "iperf3's reports"),
     "sampling.pcap": ("true or false", "false", "capture TCP headers at each receiver (tcpdump)"),
     "sampling.link_pcap": ("true or false", "false", "capture the frames leaving the bottleneck"),
@@ -213,8 +213,8 @@ def _refused() -> list[str]:
          "netem fixes a packet's departure when it is queued: a rate that rises later cannot speed up what waits "
          "(measured: 0.56 of an LTE trace delivered)"),
         (", ".join(f"`sampling.{key}` under {units.fmt_time(shortest)}" for key, shortest, _ in strict.SAMPLING_FLOORS),
-         "a sampler must not load the path or the CPU it measures (a ping per sample; an ss process per flow "
-         "and sample)"),
+         "a sampler must not load the path or the CPU it measures (a ping per sample; a netlink dump per "
+         "sender and sample)"),
         ("a value listed twice in a sweep (also `10Mbit` and `10000kbit`)", "every point would run twice"),
         ("a `sampling.startup` (as written) not shorter than the flows; a `link.changes` step at or after their end",
          "the steady state would have nothing left; nothing would be sent at the new rate"),

@@ -95,7 +95,7 @@ def bbr_state(plt, exp, rundir: RunDir, records: list[dict]):
     if not shown:
         for ax in axes[:, 0]:
             ax.set_axis_off()
-        axes[1][0].text(0.5, 0.5, "no BBR state in these points (bbr_diag.py samples the flows whose cc is a BBR)",
+        axes[1][0].text(0.5, 0.5, "no BBR state in these points (tcp_diag.py decodes the state of the flows whose cc is a BBR)",
                         ha="center", va="center", transform=axes[1][0].transAxes)
         return fig
     for col, (rec, fid, flow) in enumerate(shown):

@@ -1,18 +1,30 @@
-"""BBR's own state, asked of the kernel over netlink (sock_diag), inside a sender host as ss is.
+"""A host's TCP sockets as the kernel keeps them, asked over netlink (sock_diag) as ss asks:
+tcp_info, the CC's name and the CC's own info.
 
-    python3 bbr_diag.py --peer ADDR:PORT [--peer ...] --interval S [--out FILE] [--once]
+Each sample dumps the established IPv4 TCP sockets of one network namespace
+(SOCK_DIAG_BY_FAMILY) through a netlink socket kept open for the run, and gives, per socket
+whose peer is one of the flows' address:port, one record (a JSON line in the point's
+raw/tcp-<host>.jsonl): the sample's epoch time, the local and peer address:port, the CC's
+name, the fields of tcp_info that `ss -tin` prints (cwnd, ssthresh, RTT and its variation,
+min RTT, pacing and delivery rate, MSS, unacked, retransmits, bytes acknowledged and
+retransmitted, reordering seen), and for a BBR the decoded tcp_bbr_info ("bbr": null for
+another CC) with the attribute's bytes in hex (the evidence, should the decoding ever be
+doubted). Values are the kernel's own units (us, bytes, bytes/s), unrounded: ss prints rates
+to three digits. The testbed samples every sender host from one thread of its own
+(sampling.SocketSampler), a socket opened in each host's namespace.
 
-Debian 12's ss (iproute2 6.1) and python3-pyroute2 (0.7) know tcp_bbr_info as BBRv1 wrote it:
-five u32s. A BBRv3 kernel appends its bounds and state machine to the same attribute, which
-both ignore. So every INTERVAL this program dumps the established IPv4 TCP sockets of its
-network namespace itself (SOCK_DIAG_BY_FAMILY, asking for tcp_info, the CC's name and the
-CC's own info) and writes, per socket whose peer is one of the --peer addresses, one JSON
-line: the sample's epoch time, the local and peer address:port, the CC's name, cwnd, smoothed
-RTT and bytes acknowledged from tcp_info, the decoded tcp_bbr_info ("bbr": null for another
-CC) and the attribute's bytes in hex (the evidence, should the decoding ever be doubted).
+Why not ss: under software virtualization starting a process costs ~0.1 s of CPU (a Python
+program's start ~1 s), and ss ran once per flow and sample (measured: 0.4 of a guest CPU for
+four flows sampled every 0.5 s, and 2 % of the link's rate). And Debian 12's ss (iproute2 6.1)
+knows tcp_bbr_info as BBRv1 wrote it, five u32s; a BBRv3 kernel appends its bounds and state
+machine, decoded here.
+
+By hand, inside a host (`bbrlab shell`), it samples that host's namespace:
+
+    python3 tcp_diag.py --peer ADDR:PORT [--peer ...] --interval S [--out FILE] [--once]
 
 SIGTERM ends it after the sample in progress. Only the standard library: it runs by path
-inside any host, without the package (as shortflows.py does).
+without the package.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ import sys
 import threading
 import time
 
-RAW_NAME = "bbr-{host}.jsonl"  # its output in a point's raw/ directory, one file per sender host
+RAW_NAME = "tcp-{host}.jsonl"  # its output in a point's raw/ directory, one file per sender host
 
 
 def raw_name(host: str) -> str:
@@ -51,8 +63,29 @@ DIAG_REQ = struct.Struct("=BBBxI48s")  # inet_diag_req_v2: family, protocol, ext
 DIAG_MSG = struct.Struct("=BBBB2s2s16s16sI8sIIIII")
 RTATTR = struct.Struct("=HH")
 NLMSGERR = struct.Struct("=i")
-# struct tcp_info (linux/tcp.h): offsets of the fields read
-TCPI_RTT, TCPI_SND_CWND, TCPI_BYTES_ACKED = 68, 80, 120
+# struct tcp_info (uapi linux/tcp.h, as Linux 6.1 and 6.12 send it), field by field: the
+# fields this sampler records by their names in the record, "" for those it skips
+TCP_INFO = (("state", "B"), ("", "B"), ("", "B"), ("", "B"), ("", "B"), ("", "B"), ("", "B"),
+            ("app_limited_bits", "B"), ("", "I"), ("", "I"), ("mss", "I"), ("", "I"), ("unacked", "I"),
+            ("", "I"), ("lost", "I"), ("retrans", "I"), ("", "I"), ("", "I"), ("", "I"), ("", "I"),
+            ("", "I"), ("", "I"), ("", "I"), ("srtt_us", "I"), ("rttvar_us", "I"), ("ssthresh", "I"),
+            ("cwnd", "I"), ("", "I"), ("", "I"), ("", "I"), ("", "I"), ("total_retrans", "I"),
+            ("pacing_rate", "Q"), ("", "Q"), ("bytes_acked", "Q"), ("", "Q"), ("", "I"), ("", "I"),
+            ("", "I"), ("min_rtt_us", "I"), ("", "I"), ("", "I"), ("delivery_rate", "Q"), ("", "Q"),
+            ("", "Q"), ("", "Q"), ("delivered", "I"), ("", "I"), ("bytes_sent", "Q"), ("bytes_retrans", "Q"),
+            ("", "I"), ("reord_seen", "I"))
+
+
+def _tcp_info_layout() -> list[tuple[str, int, str]]:
+    offset, layout = 0, []
+    for name, kind in TCP_INFO:
+        if name:
+            layout.append((name, offset, kind))
+        offset += struct.calcsize("=" + kind)
+    return layout
+
+
+TCP_INFO_FIELDS = _tcp_info_layout()  # (name, offset, struct code) of each field recorded
 
 # struct tcp_bbr_info (uapi inet_diag.h). v1 (Linux 6.1, 6.12): bw_lo, bw_hi (bytes/s),
 # min_rtt (us), pacing_gain, cwnd_gain (<< 8), 20 bytes. v3 (google/bbr v3) appends
@@ -118,22 +151,29 @@ def _attributes(data: bytes, offset: int, end: int) -> dict[int, bytes]:
     return attrs
 
 
+def decode_tcp_info(info: bytes) -> dict:
+    """The recorded fields of a tcp_info; a field beyond a shorter struct (an older kernel) is
+    None. Rates in bytes/s and times in us, as the kernel keeps them; app_limited is the
+    delivery rate's flag (bit 0 of its byte)."""
+    out = {}
+    for name, offset, kind in TCP_INFO_FIELDS:
+        fits = len(info) >= offset + struct.calcsize("=" + kind)
+        out[name] = struct.unpack_from("=" + kind, info, offset)[0] if fits else None
+    bits = out.pop("app_limited_bits")
+    out["app_limited"] = None if bits is None else bool(bits & 1)
+    return out
+
+
 def record(message: bytes, t: float) -> dict:
     """One socket of a dump (an inet_diag_msg and its attributes) as its JSON line's fields."""
     _, _, _, _, sport, dport, src, dst = DIAG_MSG.unpack_from(message)[:8]
     attrs = _attributes(message, DIAG_MSG.size, len(message))
     local = f"{socket.inet_ntoa(src[:4])}:{int.from_bytes(sport, 'big')}"
     peer = f"{socket.inet_ntoa(dst[:4])}:{int.from_bytes(dport, 'big')}"
-    info = attrs.get(INET_DIAG_INFO, b"")
     cc = attrs.get(INET_DIAG_CONG, b"").split(b"\0", 1)[0].decode() or None
     bbr = attrs.get(INET_DIAG_BBRINFO)
-
-    def u32(offset: int) -> int | None:
-        return struct.unpack_from("=I", info, offset)[0] if len(info) >= offset + 4 else None
-
-    return {"t": round(t, 6), "local": local, "peer": peer, "cc": cc, "cwnd": u32(TCPI_SND_CWND),
-            "srtt_us": u32(TCPI_RTT),
-            "bytes_acked": struct.unpack_from("=Q", info, TCPI_BYTES_ACKED)[0] if len(info) >= TCPI_BYTES_ACKED + 8 else None,
+    return {"t": round(t, 6), "local": local, "peer": peer, "cc": cc,
+            **decode_tcp_info(attrs.get(INET_DIAG_INFO, b"")),
             "bbr": None if bbr is None else decode_bbr_info(bbr), "bbr_raw": None if bbr is None else bbr.hex()}
 
 
@@ -159,6 +199,16 @@ def sample(nl: socket.socket, peers: set[str], seq: int) -> list[dict]:
             offset += (length + 3) & ~3
 
 
+def open_socket() -> socket.socket:
+    """A sock_diag netlink socket, in the calling thread's network namespace for its life."""
+    return socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG)
+
+
+def json_lines(records: list[dict]) -> str:
+    """RECORDS as the sampler's file keeps them, one JSON line each."""
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
 def run(peers: set[str], interval: float, out, once: bool = False) -> int:
     """Sample every INTERVAL seconds (on a fixed grid: a slow sample does not shift the next
     ones) until SIGTERM or SIGINT; return the number of samples taken."""
@@ -166,11 +216,10 @@ def run(peers: set[str], interval: float, out, once: bool = False) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
     taken = 0
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as nl:
+    with open_socket() as nl:
         due = time.monotonic()
         while not stopping.is_set():
-            lines = [json.dumps(r, separators=(",", ":")) + "\n" for r in sample(nl, peers, taken + 1)]
-            out.write("".join(lines))
+            out.write(json_lines(sample(nl, peers, taken + 1)))
             out.flush()  # a SIGKILL after a stuck stop loses no finished sample
             taken += 1
             if once:
@@ -181,7 +230,7 @@ def run(peers: set[str], interval: float, out, once: bool = False) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bbr_diag", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tcp_diag", description=__doc__.split("\n\n")[0])
     parser.add_argument("--peer", action="append", required=True, help="ADDR:PORT of a connection to sample")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
     parser.add_argument("--out", default="-", help="where the JSON lines go (default: stdout)")
