@@ -107,8 +107,8 @@ def _sockets(raw: Path, flow: FlowPlan) -> tuple[list, list]:
     state per host (bbr_diag.py)."""
     name = tcp_diag.raw_name(flow.sender)
     if (raw / name).is_file():
-        text = _read(raw / name)
-        return tcp_diag_output.parse_tcp_diag(text, name), bbr_state.parse_bbr(text, name)
+        records = tcp_diag_output.json_lines(_read(raw / name), name)  # decoded once for both
+        return tcp_diag_output.samples(records), bbr_state.states(records)
     legacy = f"bbr-{flow.sender}.jsonl"
     return tool_output.parse_ss(_read(raw / f"ss-{flow.id}.txt")), bbr_state.parse_bbr(_read(raw / legacy), legacy)
 

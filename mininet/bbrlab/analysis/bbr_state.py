@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParseError
-from .tcp_diag_output import json_lines
+from .tcp_diag_output import check_fields, json_lines
 from .tool_output import data_socket
 
 
@@ -56,31 +56,29 @@ V3_FIELDS = ("bw_hi_bps", "bw_lo_bps", "inflight_hi_pkts", "inflight_lo_pkts", "
 V1_PROBE_RTT_CWND = 4  # bbr_cwnd_min_target: v1 holds cwnd at most here in PROBE_RTT
 
 
-def _check(doc: dict, fields: dict, where: str) -> None:
-    for key, kind in fields.items():
-        value = doc.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ParseError(f"{where}: field {key!r} missing or not a {getattr(kind, '__name__', 'number')}")
-
-
 def parse_bbr(text: str, name: str) -> list[BbrState]:
     """The BBR sockets of the sampler's lines, in file order (another CC's socket, "bbr":
     null, is left out). A last line without its newline (the sampler killed while writing
     it) is left out too; any other bad line raises ParseError naming NAME and its line."""
-    states = []
-    for where, doc in json_lines(text, name):
-        _check(doc, SOCKET_FIELDS, where)
+    return states(json_lines(text, name))
+
+
+def states(records: list[tuple[str, dict]]) -> list[BbrState]:
+    """parse_bbr of a sampler's RECORDS (tcp_diag_output.json_lines)."""
+    found = []
+    for where, doc in records:
+        check_fields(doc, SOCKET_FIELDS, where)
         bbr = doc.get("bbr")
         if bbr is None:
             continue
         if not isinstance(bbr, dict):
             raise ParseError(f"{where}: 'bbr' is neither null nor the decoded tcp_bbr_info")
-        _check(bbr, BBR_FIELDS, where)
-        states.append(BbrState(
+        check_fields(bbr, BBR_FIELDS, where)
+        found.append(BbrState(
             t=float(doc["t"]), local=doc["local"], peer=doc["peer"], cc=doc.get("cc"), cwnd=doc.get("cwnd"),
             srtt_us=doc.get("srtt_us"), bytes_acked=doc.get("bytes_acked"),
             **{key: bbr[key] for key in BBR_FIELDS}, **{key: bbr.get(key) for key in V3_FIELDS}))
-    return states
+    return found
 
 
 def v1_phase(pacing_gain: float, cwnd: int | None) -> str:

@@ -41,6 +41,14 @@ def json_lines(text: str, name: str) -> list[tuple[str, dict]]:
     return records
 
 
+def check_fields(doc: dict, fields: dict, where: str) -> None:
+    """ParseError naming WHERE unless DOC has each of FIELDS (key: type), a bool no number."""
+    for key, kind in fields.items():
+        value = doc.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ParseError(f"{where}: field {key!r} missing or not a {getattr(kind, '__name__', 'number')}")
+
+
 def _set(value, unset: int = 0):
     """VALUE unless the kernel's "not set" (0, or all ones) or absent."""
     return None if value in (None, 0, unset) else value
@@ -48,9 +56,7 @@ def _set(value, unset: int = 0):
 
 def sample(doc: dict, where: str) -> SsSample:
     """One socket record as the sample ss would have printed of it."""
-    for key, kind in NEEDED.items():
-        if not isinstance(doc.get(key), kind) or isinstance(doc.get(key), bool):
-            raise ParseError(f"{where}: field {key!r} missing or not a {getattr(kind, '__name__', 'number')}")
+    check_fields(doc, NEEDED, where)
     cwnd, srtt, mss = doc["cwnd"], doc["srtt_us"], doc.get("mss") or 0
     ssthresh = doc.get("ssthresh")
     pacing = _set(doc.get("pacing_rate"), U64_UNSET)
@@ -77,6 +83,11 @@ def sample(doc: dict, where: str) -> SsSample:
     )
 
 
+def samples(records: list[tuple[str, dict]]) -> list[SsSample]:
+    """Every socket sample of a sampler's RECORDS (json_lines), in file order."""
+    return [sample(doc, where) for where, doc in records]
+
+
 def parse_tcp_diag(text: str, name: str) -> list[SsSample]:
     """Every socket sample of the sampler's file NAME (text TEXT), in file order."""
-    return [sample(doc, where) for where, doc in json_lines(text, name)]
+    return samples(json_lines(text, name))

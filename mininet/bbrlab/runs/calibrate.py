@@ -292,9 +292,9 @@ def _measured(cal: dict) -> set[float]:
 def _compact(record: dict) -> dict:
     """What the envelope reads of a fidelity point, kept in the calibration so that a later
     extension to higher rates judges all rates together."""
-    aqm = (record["link"].get("aqm") or {})
-    target = aqms.Aqm(aqm.get("kind", aqms.FIFO), tuple(map(tuple, aqm.get("params") or ()))).target
-    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm": aqms.record_kind(record),
+    aqm, kind = record["link"].get("aqm") or {}, aqms.record_kind(record)
+    target = aqms.Aqm(kind, tuple(map(tuple, aqm.get("params") or ()))).target
+    return {"id": record.get("id"), "link": {"rate": record["link"]["rate"], "aqm": kind,
                                              "aqm_target_s": target},
             "flows": [{"cc": g["cc"], "count": g.get("count", 1)} for g in record["flows"]],
             "metrics": record["metrics"]}

@@ -9,9 +9,9 @@ tcp_diag_output.py, bbr_state.py), so a run keeps the evidence and metrics can b
 Sampling must not load the emulator: under software virtualization starting one process
 costs ~0.1 s of CPU, so a 10 Hz loop of `date; tc; sleep` alone took most of two CPUs
 (measured). Hence no process per sample: ONE long-lived `tc -batch` process answers every
-queue sample, and ONE long-lived netlink sampler per sender host reads all its flows'
-tcp_info on its own, slower interval (ss's: `ss_interval`), where an ss per flow and sample
-took 0.4 of a guest CPU for four flows.
+queue sample, and ONE thread of this process reads every sender host's tcp_info through a
+netlink socket opened in each host (SocketSampler) on its own, slower interval
+(`ss_interval`), where an ss per flow and sample took 0.4 of a guest CPU for four flows.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class SocketSampler(threading.Thread):
             while not self._stop_event.is_set():
                 seq += 1
                 for sock, peers, out in self._targets:
-                    out.write(tcp_diag.json_lines(tcp_diag.sample(sock, peers, seq)))
+                    out.write(tcp_diag.as_lines(tcp_diag.sample(sock, peers, seq)))
                     out.flush()
                 due += self.interval
                 self._stop_event.wait(max(0.0, due - time.monotonic()))

@@ -204,7 +204,7 @@ def open_socket() -> socket.socket:
     return socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG)
 
 
-def json_lines(records: list[dict]) -> str:
+def as_lines(records: list[dict]) -> str:
     """RECORDS as the sampler's file keeps them, one JSON line each."""
     return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
 
@@ -219,7 +219,7 @@ def run(peers: set[str], interval: float, out, once: bool = False) -> int:
     with open_socket() as nl:
         due = time.monotonic()
         while not stopping.is_set():
-            out.write(json_lines(sample(nl, peers, taken + 1)))
+            out.write(as_lines(sample(nl, peers, taken + 1)))
             out.flush()  # a SIGKILL after a stuck stop loses no finished sample
             taken += 1
             if once:
