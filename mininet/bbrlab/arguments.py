@@ -18,6 +18,17 @@ NO_FIGURE_HELP = ("judge the run and write its verdict, but draw no figure (nor 
                   "e.g. on the host after `vm/vm.sh pull`")
 
 
+def _most_flows(text: str) -> int:
+    """--headroom's N: 0 (none), or the most flows probed, at least 2."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0 or n == 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the most flows to probe, 2 or more (0: none)")
+    return n
+
+
 def parser(results_default: Path) -> argparse.ArgumentParser:
     """bbrlab's arguments; each command names its handler in cli.py (`handler`)."""
     p = argparse.ArgumentParser(prog="bbrlab", description="Reproducible TCP congestion control experiments "
@@ -87,6 +98,18 @@ def _running(command) -> None:
     merging.add_argument("--partial", action="store_true", help="exit 0 when a merged run is incomplete "
                          "(a shard missing, or repeat: auto undecided); without it, exit 1")
     merging.set_defaults(handler="cmd_merge")
+    _calibrating(command)
+    shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "
+                       "(ping, iperf3, ss across the bottleneck); exit removes it all")
+    shelling.add_argument("experiment", help="name in experiments/ or path to a YAML file")
+    shelling.add_argument("--only", action="append", metavar="AXIS=VALUE", help="choose the point (repeatable)")
+    shelling.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter (repeatable)")
+    shelling.add_argument("--quick", action="store_true", help="the experiment's short profile")
+    shelling.set_defaults(handler="cmd_shell")
+
+
+def _calibrating(command) -> None:
+    """`calibrate`: the bottleneck's fidelity at each rate, then the flows it carries."""
     cal = command("calibrate", help="measure what this machine's emulator delivers (timer lateness, "
                   "the bottleneck at 10-100 Mbit/s) and store it; runs by itself on first use")
     cal.add_argument("--quick", action="store_true", help="shorter flows (12 s)")
@@ -98,15 +121,11 @@ def _running(command) -> None:
     cal.add_argument("--mahimahi", action="store_true",
                      help="calibrate Mahimahi's chain (link.shaper: mahimahi), its own calibration, which its "
                      "runs are judged against (measured by itself on first use)")
+    cal.add_argument("--headroom", type=_most_flows, default=16, metavar="N",
+                     help="then, at each faithful rate, how many BBR flows (2, 4, 8, ... up to N) run before a "
+                     "point turns CPU-bound (default 16; 0: not measured)")
     cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
     cal.set_defaults(handler="cmd_calibrate")
-    shelling = command("shell", help="one point's network, built as a run builds it, with Mininet's CLI in it "
-                       "(ping, iperf3, ss across the bottleneck); exit removes it all")
-    shelling.add_argument("experiment", help="name in experiments/ or path to a YAML file")
-    shelling.add_argument("--only", action="append", metavar="AXIS=VALUE", help="choose the point (repeatable)")
-    shelling.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter (repeatable)")
-    shelling.add_argument("--quick", action="store_true", help="the experiment's short profile")
-    shelling.set_defaults(handler="cmd_shell")
 
 
 def _judging(command) -> None:

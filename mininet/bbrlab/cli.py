@@ -103,25 +103,7 @@ def cmd_run(args) -> int:
             print(f"results: {done.path}")
             return 0
     if args.dry_run:
-        from .emulation.plan_text import describe
-        from .emulation.topo import build_plan
-
-        by = " and ".join(([f"the action {args.action}"] if args.action else []) + (["--only"] if args.only else []))
-        chosen = f" ({len(subset)} chosen by {by})" if only else ""
-        from .runs.estimate import lines, repetitions
-
-        print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
-              + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
-
-        print("\n".join(lines(exp, subset, Path(args.results), part) + claim_points.lines(exp.claims, subset)))
-        seen = set()
-        for point in subset:
-            plan = build_plan(point)
-            key = describe(plan)
-            print(f"\n== point {point.id} ({point.duration:g} s of flows)")
-            print(key if key not in seen else "   (same plan as above but for the values of the axes)")
-            seen.add(key)
-        return 0
+        return _dry_run(args, exp, subset, only, part)
     _preflight(subset)
     from .runs import runner  # imports Mininet: only after preflight said it is there
 
@@ -139,6 +121,29 @@ def cmd_run(args) -> int:
     verdict = read_json(rundir.path / "verdict.json")
     print(f"results: {rundir.path}")
     return _strict_status(args, verdict)
+
+
+def _dry_run(args, exp: spec.Experiment, subset: list[spec.Point], only, part: dict | None) -> int:
+    """`run --dry-run`: the points chosen, their cost, the claims they feed, what this machine's
+    headroom says of them, and each point's plan; nothing is run."""
+    from .emulation.plan_text import describe
+    from .emulation.topo import build_plan
+    from .runs import calibrate, headroom
+    from .runs.estimate import lines, repetitions
+
+    by = " and ".join(([f"the action {args.action}"] if args.action else []) + (["--only"] if args.only else []))
+    chosen = f" ({len(subset)} chosen by {by})" if only else ""
+    print(f"{exp.name}: {len(exp.points)} point(s){repetitions(exp)}{chosen}; sweep axes: "
+          + (", ".join(f"{k}={v}" for k, v in exp.axes.items()) or "none"))
+    print("\n".join(lines(exp, subset, Path(args.results), part) + claim_points.lines(exp.claims, subset)
+                    + headroom.told(calibrate.load(), subset)))
+    seen = set()
+    for point in subset:
+        key = describe(build_plan(point))
+        print(f"\n== point {point.id} ({point.duration:g} s of flows)")
+        print(key if key not in seen else "   (same plan as above but for the values of the axes)")
+        seen.add(key)
+    return 0
 
 
 def suite_experiments(quick: bool = False) -> tuple[list[spec.Experiment], dict[str, MissingData]]:
@@ -334,6 +339,10 @@ def cmd_calibrate(args) -> int:
 
     cal = calibrate.measure(Path(args.results), quick=args.quick, overrides=args.set or [], path=path,
                             figure=not args.no_figure)
+    if args.headroom > 0 and not args.set:  # a what-if measures the bottleneck only
+        from .runs import headroom
+
+        cal = headroom.add(Path(args.results), cal, args.headroom, path)
     print("\n".join(calibration_table.table(cal)))
     whatif = "  (a what-if: runs keep using this machine's calibration)" if args.set else ""
     print(f"calibration: {cal['file']}{whatif}")
@@ -347,7 +356,7 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     none for the fidelity experiment itself, which is what calibration runs."""
     if all(p.experiment == "fidelity" for p in points):  # also: no points at all
         return None
-    from .runs import calibrate
+    from .runs import calibrate, headroom
     from .schema import aqm_format
 
     def top(pts: list[spec.Point]) -> float:
@@ -359,7 +368,10 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
         if path:
             by_path.setdefault(path, []).append(p)
     figure = not getattr(args, "no_figure", False)
-    summary = calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(points), figure=figure))
+    cal = calibrate.ensure(Path(args.results), top(points), figure=figure)
+    for line in headroom.warnings(cal, points):
+        log.warning(line)
+    summary = calibrate.summary_for_run(cal)
     if by_path:
         summary["paths"] = {path: calibrate.summary_for_run(calibrate.ensure(Path(args.results), top(pts), path,
                                                                              figure=figure))

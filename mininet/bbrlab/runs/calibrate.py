@@ -337,7 +337,7 @@ def measure(root: Path, quick: bool = False, overrides: list[str] = (), rates: l
            "shaper": "+".join(shapers), "timer": timer,
            "targets": {k: list(v) for k, v in targets(_under_aqm(queues)).items()},
            "run": runs[0], "runs": (extend["runs"] if extend else []) + runs,
-           "attempts": {**(extend or {}).get("attempts", {}), **attempts},
+           "attempts": {**(extend or {}).get("attempts", {}), **attempts}, "headroom": (extend or {}).get("headroom"),
            "quick": quick or bool(extend and extend["quick"]), "overrides": list(overrides), "points": points, **env}
     if extend is not None:
         cal["extended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -34,7 +34,23 @@ def table(cal: dict) -> list[str]:
         lines.append(f"  {row['rate_mbps']:>5g} Mbit/s{cells}  {verdict}{_attempts(row)}")
     up_to = cal["faithful_up_to_bps"]
     lines.append(f"  faithful up to {up_to / 1e6:g} Mbit/s" if up_to else "  faithful at no measured rate")
-    return lines
+    return lines + _headroom(cal.get("headroom"))
+
+
+def _headroom(head: dict | None) -> list[str]:
+    """How many flows each faithful rate carries before a point is set aside (runs/headroom)."""
+    if not head:
+        return []
+    cells = []
+    for rate, row in head["rates"].items():
+        probes = [p for p in row["probes"] if p.get("cpu_busy_mean") is not None]
+        counts = ", ".join(str(p["flows"]) for p in probes)
+        shares = ", ".join(format(p["cpu_busy_mean"], ".2f") for p in probes)
+        tried = f"; CPUs' busy share with {counts} flows: {shares}" if probes else ""
+        carries = (f"{row['carries']} ({row['bound_at']}: {', '.join(row['why'])})" if row["bound_at"] is not None
+                   else f"{row['carries']} or more (none set aside)")
+        cells.append(f"  {float(rate):>5g} Mbit/s: {carries}{tried}")
+    return [f"  headroom: {head['cc']} flows at once before a point is set aside ({head['profile']} probes)"] + cells
 
 
 def _attempts(row: dict) -> str:
