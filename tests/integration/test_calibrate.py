@@ -70,7 +70,8 @@ def test_the_headroom_is_probed_at_each_faithful_rate_and_a_dry_run_reads_it(cal
     if limited:
         rate, row = limited[0]
         dry = bbrlab("run", "fidelity", "--dry-run", "--set", "cc=bbr", "--set", f"count={row['carries'] + 1}",
-                     "--set", f"rate={rate:g}Mbit")
+                     "--set", f"rate={rate:g}Mbit", results=RESULTS / "calibrate")
         assert dry.returncode == 0 and "exceed this machine's headroom" in dry.stdout, dry.stdout
-    dry = bbrlab("run", "fidelity", "--dry-run", "--set", "cc=bbr", "--set", "count=2", "--set", "rate=10Mbit")
+    dry = bbrlab("run", "fidelity", "--dry-run", "--set", "cc=bbr", "--set", "count=2", "--set", "rate=10Mbit",
+                 results=RESULTS / "calibrate")
     assert dry.returncode == 0 and "headroom" not in dry.stdout, dry.stdout
