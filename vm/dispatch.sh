@@ -155,7 +155,7 @@ dispatch_action_help() {
         *:plot) echo "redraw the latest run's figure (and verdict; today's claims judge beside it)" ;;
         *:list) echo "the experiments, their points and minutes of flows" ;;
         *:report) echo "write results/report.md from the latest run of every experiment" ;;
-        *:calibrate) echo "measure this machine's emulator again (every rate; the next runs are judged by it)" ;;
+        *:calibrate) echo "measure this machine's emulator again (every rate, then how many flows each carries; the next runs are judged by it)" ;;
         *) echo "only $action's points, into the same resumable run as 'all'" ;;
     esac
 }
