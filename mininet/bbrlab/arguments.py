@@ -123,7 +123,8 @@ def _calibrating(command) -> None:
                      "runs are judged against (measured by itself on first use)")
     cal.add_argument("--headroom", type=_most_flows, default=16, metavar="N",
                      help="then, at each faithful rate, how many BBR flows (2, 4, 8, ... up to N) run before a "
-                     "point turns CPU-bound (default 16; 0: not measured)")
+                     "point is set aside (CPU-bound, senders held back, link below its rate; default 16; "
+                     "0: not measured)")
     cal.add_argument("--no-figure", action="store_true", help=NO_FIGURE_HELP)
     cal.set_defaults(handler="cmd_calibrate")
 

@@ -360,7 +360,7 @@ def _calibration(args, points: list[spec.Point]) -> dict | None:
     from .schema import aqm_format
 
     def top(pts: list[spec.Point]) -> float:
-        return max(max([p.link.rate] + [c.rate for c in p.link.changes]) for p in pts)
+        return max(p.link.top_rate for p in pts)
 
     by_path: dict[str, list[spec.Point]] = {}
     for p in points:

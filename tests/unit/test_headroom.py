@@ -20,14 +20,17 @@ def test_the_counts_double_up_to_the_most_asked_for():
     assert headroom.counts(6) == [2, 4, 6] and headroom.counts(2) == [2] and headroom.counts(0) == []
 
 
+LIMIT = 100e6  # a fake probe is CPU-bound where flows x rate reach it
+
+
 class Run:
-    def __init__(self, exp, busy):
-        self.path, self.exp, self.busy = f"/r/{len(busy)}", exp, busy
+    def __init__(self, exp, number):
+        self.path, self.exp = f"/r/{number}", exp
 
     def point_records(self):
         (p,) = self.exp.points
         n = sum(g.count for g in p.flows)
-        bound = n * p.link.rate >= self.busy["limit"]
+        bound = n * p.link.rate >= LIMIT
         held = n == 2 and p.link.rate == 50e6
         busy = round(min(0.99, n * p.link.rate / 1e8), 3)
         return [{"metrics": {"cpu_bound": bound, "sender_short": held, "cpu_busy_mean": busy,
@@ -49,7 +52,7 @@ def probed(monkeypatch):
         (p,) = exp.points
         made.append((p.link.rate / 1e6, sum(g.count for g in p.flows), {g.cc for g in p.flows},
                      p.sampling.link_pcap, p.duration))
-        return Run(exp, {"limit": 100e6, **{str(i): 0 for i in range(len(made))}})
+        return Run(exp, len(made))
 
     monkeypatch.setattr(runner, "run_experiment", run_experiment)
     return made

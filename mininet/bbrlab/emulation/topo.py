@@ -302,7 +302,7 @@ def build_plan(point: Point) -> Plan:
     index += 1
 
     schedule = rate_schedule("r1", "r1-eth0", link)
-    peak = max([link.rate] + [c.rate for c in link.changes] + list(schedule.schedule.rates if schedule else ()))
+    peak = max([link.top_rate] + list(schedule.schedule.rates if schedule else ()))
     receiver_ip = _delay_lines(point, receivers, index, peak, links, routes)
 
     sysctls = {h: dict(point.sysctls) for h, _ in hosts}

@@ -24,12 +24,14 @@ from pathlib import Path
 from .. import log
 from ..schema import aqm_format as aqms
 from ..schema import experiment as spec
+from ..schema import flows
 from ..schema.root import ROOT
 from ..store.results import write_json
 from ..verdicts import claims
 
-# what makes a verdict set a point aside for the machine's sake (verdicts/claims.verdict)
-SET_ASIDE = {"cpu_bound": claims.CPU_BOUND, "sender_short": claims.SENDER_SHORT, "link_short": claims.LINK_SHORT}
+# what makes a verdict set a point aside for the machine's sake (verdicts/claims.verdict); a
+# probe's link runs at one rate, so it is never off a schedule
+SET_ASIDE = claims.SET_ASIDE
 
 EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
 PROBE_CC = "bbr"
@@ -99,7 +101,7 @@ def _row(head: dict, rate: float) -> tuple[float, dict] | None:
 
 
 def long_flows(point: spec.Point) -> int:
-    return sum(g.count for g in point.flows if g.workload is None)
+    return flows.long_flows(point.flows)
 
 
 def told(cal: dict | None, points: list[spec.Point]) -> list[str]:
@@ -117,7 +119,7 @@ def warnings(cal: dict | None, points: list[spec.Point]) -> list[str]:
     head = (cal or {}).get("headroom")
     over: dict[tuple[int, float, float], list[str]] = {}
     for p in points if head else []:
-        rate = max([p.link.rate] + [c.rate for c in p.link.changes])
+        rate = p.link.top_rate
         found = _row(head, rate)
         if found is not None and found[1]["bound_at"] is not None and long_flows(p) > found[1]["carries"]:
             over.setdefault((long_flows(p), rate, found[0]), []).append(p.id)

@@ -95,7 +95,7 @@ def _point_record(point: Point, plan, timings: dict, snapshot: dict, events: lis
 def run_point(testbed: Testbed, point: Point, plan, folder: Path) -> dict:
     """Run one configured point in FOLDER/raw; returns the point's timing record."""
     raw = folder / "raw"
-    slowest = min([point.link.rate] + [c.rate for c in point.link.changes])
+    slowest = point.link.lowest_rate
     loss = max([point.link.round_trip_loss] + [g.loss for g in point.flows if g.loss is not None])
     grace = grace_seconds(point.link.full_buffer_seconds(slowest), loss,
                           max([point.link.rtt] + [g.rtt for g in point.flows if g.rtt]),

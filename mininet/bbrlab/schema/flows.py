@@ -131,7 +131,7 @@ def parse(raw: Any, default_cc: Any = None) -> tuple[FlowGroup, ...]:
                         f"{'names its' if len(own) == 1 else 'name their'} own; give cc in one place")
     _one_cc_one_tool(raw, default_cc)
     groups = [_group(group, f"flows.{i}", default_cc) for i, group in enumerate(raw)]
-    total = sum(g.count for g in groups if g.workload is None)
+    total = long_flows(groups)
     if total > MAX_FLOWS:
         raise SpecError(f"flows: {total} long flows in one point: at most {MAX_FLOWS} (each has its own sender "
                         "address and socket; a 2-core machine carries far fewer faithfully)")
@@ -154,6 +154,11 @@ def _one_cc_one_tool(raw: list, default_cc) -> None:
 # Long flows in one point, all groups together: each gets addresses and a socket of its own
 MAX_FLOWS = 256
 IPERF3_MAX_SECONDS = 86400  # iperf3 refuses a longer -t (its MAX_TIME)
+
+
+def long_flows(groups) -> int:
+    """How many long flows GROUPS start at once (a workload's short flows are not counted)."""
+    return sum(g.count for g in groups if g.workload is None)
 
 
 def _whole_seconds(flow: FlowGroup, key: str) -> None:

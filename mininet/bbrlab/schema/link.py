@@ -110,6 +110,16 @@ class Link:
         return 1 - (1 - self.loss) ** 2 if self.loss_direction == "both" else self.loss
 
     @property
+    def top_rate(self) -> float:
+        """The highest rate the link is set to (its rate, or a later change's)."""
+        return max([self.rate] + [c.rate for c in self.changes])
+
+    @property
+    def lowest_rate(self) -> float:
+        """The lowest rate the link is set to (its rate, or a later change's)."""
+        return min([self.rate] + [c.rate for c in self.changes])
+
+    @property
     def buffer_packets(self) -> int:
         return self.buffer.packets(self.rate, self.rtt)
 

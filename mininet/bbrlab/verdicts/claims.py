@@ -120,6 +120,9 @@ CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above 
 # reproduced nor not), and said so.
 OUTSIDE = "outside its stated conditions"
 OFF_SCHEDULE, SENDER_SHORT = "link off its schedule", "senders held back"
+# The point's own metrics that set it aside, each with its reason (the gate is the calibration's)
+SET_ASIDE = {"cpu_bound": CPU_BOUND, "link_short": LINK_SHORT, "off_schedule": OFF_SCHEDULE,
+             "sender_short": SENDER_SHORT}
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
 RECALIBRATE = "measure again: sudo ./figure5.sh calibrate (inside the VM or on a testbed host: sudo bbrlab calibrate)"
@@ -325,11 +328,8 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     def flagged(test) -> list[str]:
         return [point_name(g[0]) for g in groups if any(test(r) for r in g)]
 
-    marked = {CPU_BOUND: flagged(lambda r: r["metrics"].get("cpu_bound")),
-              LINK_SHORT: flagged(lambda r: r["metrics"].get("link_short")),
-              OFF_SCHEDULE: flagged(lambda r: r["metrics"].get("off_schedule")),
-              SENDER_SHORT: flagged(lambda r: r["metrics"].get("sender_short")),
-              GATED: flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []}
+    marked = {reason: flagged(lambda r, key=key: r["metrics"].get(key)) for key, reason in SET_ASIDE.items()}
+    marked[GATED] = flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []
     untrusted: dict[str, list[str]] = defaultdict(list)
     for reason, names in marked.items():
         for name in names:
