@@ -4,7 +4,7 @@
 judged faithful, PROBE_CC flows through the same bottleneck (the fidelity experiment's
 quick profile, without its frame capture, which no other experiment makes, and without its
 claims: a probe measures the machine, not a claim), 2, 4, 8, ... at once until a point is set
-aside as a verdict would set it aside (SET_ASIDE: CPU-bound, analysis/cpu_metrics; or its
+aside as a verdict would set it aside (claims.SET_ASIDE: CPU-bound, analysis/cpu_metrics; or its
 senders held back by late pacing timers, or its link below its rate) or the largest count
 asked for is reached. The answer is kept in the calibration ("headroom"), and a run's points
 with more flows at a rate than it carries are named before they run (`--dry-run` and the
@@ -29,10 +29,6 @@ from ..schema.root import ROOT
 from ..store.results import write_json
 from ..verdicts import claims
 
-# what makes a verdict set a point aside for the machine's sake (verdicts/claims.verdict); a
-# probe's link runs at one rate, so it is never off a schedule
-SET_ASIDE = claims.SET_ASIDE
-
 EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
 PROBE_CC = "bbr"
 UP_TO = 16  # the most flows probed by default (figure 5's paper profile runs 8 at once)
@@ -48,8 +44,9 @@ def counts(up_to: int) -> list[int]:
 
 
 def set_aside(metrics: dict) -> list[str]:
-    """Why a verdict would set aside a point of these METRICS for the machine's sake."""
-    return [reason for key, reason in SET_ASIDE.items() if metrics.get(key)]
+    """Why a verdict would set aside a point of these METRICS for the machine's sake
+    (verdicts/claims.SET_ASIDE; a probe's link runs at one rate, so it is never off a schedule)."""
+    return [reason for key, reason in claims.SET_ASIDE.items() if metrics.get(key)]
 
 
 def _single(cal: dict, rate: float) -> list[str]:
@@ -100,14 +97,10 @@ def _row(head: dict, rate: float) -> tuple[float, dict] | None:
     return next(((r, v) for r, v in rows if r >= rate * (1 - 1e-9)), None)
 
 
-def long_flows(point: spec.Point) -> int:
-    return flows.long_flows(point.flows)
-
-
 def told(cal: dict | None, points: list[spec.Point]) -> list[str]:
     """What `run --dry-run` says of POINTS' flows: the warnings, or how to measure the
     headroom when CAL (this machine's calibration) has none and a point has several flows."""
-    if cal is not None and not cal.get("headroom") and any(long_flows(p) > 1 for p in points):
+    if cal is not None and not cal.get("headroom") and any(flows.long_flows(p.flows) > 1 for p in points):
         return ["headroom: this machine's calibration has not measured how many flows it carries before "
                 "a point is set aside (CPU-bound); `sudo ./figure5.sh calibrate` (or `sudo bbrlab calibrate`) measures it"]
     return warnings(cal, points)
@@ -120,9 +113,9 @@ def warnings(cal: dict | None, points: list[spec.Point]) -> list[str]:
     over: dict[tuple[int, float, float], list[str]] = {}
     for p in points if head else []:
         rate = p.link.top_rate
-        found = _row(head, rate)
-        if found is not None and found[1]["bound_at"] is not None and long_flows(p) > found[1]["carries"]:
-            over.setdefault((long_flows(p), rate, found[0]), []).append(p.id)
+        found, n = _row(head, rate), flows.long_flows(p.flows)
+        if found is not None and found[1]["bound_at"] is not None and n > found[1]["carries"]:
+            over.setdefault((n, rate, found[0]), []).append(p.id)
     out = []
     for (n, rate, at), ids in sorted(over.items()):
         row = head["rates"][f"{at / 1e6:g}"]
