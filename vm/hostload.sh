@@ -7,10 +7,12 @@
 # here from the host's /proc: all CPUs' busy time (/proc/stat) beside the VM's own qemu
 # process (/proc/PID/stat), before and after the command. Said in one line after it, with
 # a warning when other programs took HOSTLOAD_BUSY CPUs or more, and kept, one JSON line
-# per command, in results/host-load.jsonl (what a verdict made then can be checked against).
+# per command, in results/host-load.jsonl (what a verdict made then can be checked against);
+# sampled every HOSTLOAD_EVERY seconds meanwhile, for each run's own time (runs/hostload.py).
 
 hostload_proc=${BBRLAB_PROC:-/proc}
-HOSTLOAD_BUSY=0.5 # CPUs other programs may take before the run's numbers are in doubt
+HOSTLOAD_BUSY=0.5 # CPUs other programs may take before the run's numbers are in doubt (store/host_load.py's BUSY_CPUS)
+HOSTLOAD_EVERY=${BBRLAB_HOSTLOAD_EVERY:-5} # seconds between the samples kept with each run (runs/hostload.py)
 
 hostload_sample() { # hostload_sample [QEMU_PID]: "TOTAL BUSY QEMU", clock ticks so far (QEMU: - unknown)
     awk -v pid_stat="${1:+$hostload_proc/$1/stat}" '
@@ -31,6 +33,14 @@ hostload_sample() { # hostload_sample [QEMU_PID]: "TOTAL BUSY QEMU", clock ticks
 }
 
 hostload_cpus() { grep -c '^cpu[0-9]' "$hostload_proc/stat"; }
+
+hostload_every() { # hostload_every QEMU_PID OWNER: "EPOCH TOTAL BUSY QEMU" now and every HOSTLOAD_EVERY s,
+    # until killed or OWNER (a PID) has gone
+    while kill -0 "$2" 2>/dev/null; do
+        echo "$(date +%s) $(hostload_sample "$1")"
+        sleep "$HOSTLOAD_EVERY"
+    done
+}
 
 # hostload_report BEFORE AFTER START END COMMAND: the line said, and the record kept in
 # $hostload_record (when set): BEFORE and AFTER are hostload_sample's output, START and END

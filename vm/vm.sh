@@ -303,13 +303,25 @@ do_run() {
     script="cd /vagrant && BBRLAB_GIT_REV=${rev:-unknown} ${data_env}exec $inner"
     # As root: everything the testbed does (netns, tc, sysctl) needs it. The host's own
     # load meanwhile is measured beside it (hostload.sh): the guest cannot see it.
-    local pid before start
+    local pid before start samples sampler
     pid=$(qemu_pid)
     before=$(hostload_sample "$pid")
     start=$(now)
+    samples=$(mktemp)
+    hostload_every "$pid" "$$" >"$samples" &
+    sampler=$!
     timed "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+    echo "$(now) $(hostload_sample "$pid")" >>"$samples"
     hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$(hostload_sample "$pid")" \
         "$start" "$(now)" "$*"
+    # kept with the runs and calibrations the command made, in the guest (runs/hostload.py)
+    if [[ $(machine_state) == running ]]; then
+        { echo "cpus $(hostload_cpus)"; echo "now $(now)"; cat "$samples"; } |
+            vagrant ssh -c "cd /vagrant && sudo -n env PYTHONPATH=/vagrant/mininet python3 -m bbrlab.runs.hostload results" >&2 ||
+            log "warning: the host's load could not be kept with the runs (above)"
+    fi
+    rm -f "$samples"
     return "$rc"
 }
 

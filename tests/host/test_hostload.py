@@ -68,3 +68,16 @@ def test_without_the_vms_process_only_the_hosts_load_is_said(tmp_path):
     said, rows = report(tmp_path, before=(1000, 5000, None), after=(12000, 6000, None))
     assert said == "vm.sh: host load while it ran: 1.83 of 2 CPUs busy (the VM's qemu process not found)\n"
     assert rows[0]["vm_cpus"] is None and rows[0]["busy"] is None
+
+
+def test_samples_are_taken_every_few_seconds_until_their_owner_ends(tmp_path):
+    # vm.sh's sampler beside a command: "EPOCH TOTAL BUSY QEMU" lines, handed to runs/hostload
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    write_proc(proc, 9000, 3000, 600)
+    script = 'source vm/hostload.sh; HOSTLOAD_EVERY=0.1; sleep 0.5 & hostload_every 4242 $!'
+    out = subprocess.run(["bash", "-c", script], cwd=REPO, env={"BBRLAB_PROC": str(proc), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, check=True, timeout=10).stdout.splitlines()
+    assert 2 <= len(out) <= 8  # it ended with its owner
+    assert {tuple(line.split()[1:]) for line in out} == {("12000", "9000", "600")}
+    assert all(line.split()[0].isdigit() for line in out)

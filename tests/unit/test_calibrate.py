@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import struct
 
+from pathlib import Path
+
 import pytest
 from bbrlab.runs import calibrate
 from bbrlab.analysis import metrics, system_output
@@ -289,6 +291,26 @@ def test_the_first_run_calibrates_up_to_its_rate_and_a_faster_run_adds_the_rest(
     assert len(cal["runs"]) == 2 and len(cal["points"]) == 6 and "extended" in cal
     assert "stops at 10 Mbit/s; measuring 50, 100 Mbit/s too" in capsys.readouterr().err
     assert calibrate.load() == cal  # the cache keeps both measurements in one file
+
+
+def test_a_calibration_failed_while_the_host_was_busy_is_measured_again_before_the_next_run(tmp_path, bench, capsys):
+    from bbrlab.runs import hostload
+
+    good, measured, _ = bench
+    good[10e6] = [False, False, True]  # a starved flow, twice: the rate declared unfaithful
+    cal = calibrate.ensure(tmp_path, 10e6)
+    assert cal["faithful_up_to_bps"] is None and measured == [[10e6], [10e6]]
+    capsys.readouterr()
+    quiet = {str(Path(r).resolve()): {"other_cpus_max": 0.2, "busy": False} for r in cal["runs"]}
+    assert hostload.stamp_calibrations(calibrate.store(), quiet) == [Path(cal["file"])]
+    assert calibrate.ensure(tmp_path, 10e6)["host_load"]["busy"] is False and len(measured) == 2  # its gate stands
+    busy = {str(Path(cal["runs"][0]).resolve()): {"other_cpus_max": 1.2, "busy": True}}
+    hostload.stamp_calibrations(calibrate.store(), busy)
+    assert calibrate.load()["host_load"]["other_cpus_max"] == 1.2  # the worst of its runs
+    cal = calibrate.ensure(tmp_path, 10e6)
+    assert measured == [[10e6], [10e6], [10e6]] and cal["faithful_up_to_bps"] == 10e6 and "host_load" not in cal
+    assert ("calibration failed while other programs on the host took 1.20 CPUs while it measured; measuring it "
+            "again at 10 Mbit/s") in capsys.readouterr().err
 
 
 def test_a_calibration_that_failed_below_the_run_is_not_extended(tmp_path, bench):

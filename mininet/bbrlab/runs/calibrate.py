@@ -35,6 +35,7 @@ from ..schema import aqm_format as aqms
 from ..schema import experiment as spec
 from ..schema.root import ROOT
 from ..errors import BbrlabError, ParseError
+from ..store import host_load
 from ..store.results import RunDir, read_json, write_json
 
 FORMAT = 6  # 2: BBR's estimate judged from below too; 3: from below against the payload capacity;
@@ -266,8 +267,7 @@ def summary_for_run(cal: dict) -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _fidelity():
-    """The fidelity experiment as written (read once: ensure asks for its rates and times)."""
+def _fidelity():  # the fidelity experiment as written (read once: ensure asks for its rates and times)
     return spec.load(EXPERIMENT)
 
 
@@ -416,17 +416,17 @@ def _replace_rates(points: list[dict], new: list[dict], rates: list[float]) -> t
 
 
 def ensure(root: Path, top_bps: float | None = None, path: str | None = None, figure: bool = True) -> dict:
-    """This machine's calibration (of PATH's bottleneck design, aqm.calibration_path; the
-    droptail one if None) for a run whose highest rate is TOP_BPS: the stored one
-    when it covers that rate, else a measurement of the rates it lacks (only those: the
-    first run measures up to what it needs, a later run at a higher rate adds the rest).
-    The fidelity runs go to ROOT. A calibration that failed below TOP_BPS is not extended:
-    its gate stands whatever higher rates would show. FIGURE: draw the fidelity runs' figures."""
+    """This machine's calibration (of PATH's design, aqm.calibration_path; droptail if None) for a
+    run whose highest rate is TOP_BPS: the stored one when it covers that rate, else a measurement
+    of the rates it lacks (a later run at a higher rate adds those), into ROOT. One that failed
+    below TOP_BPS is not extended: its gate stands; one that failed while the host was busy
+    (store/host_load) is measured again. FIGURE: draw the fidelity runs' figures."""
     rates = fidelity_rates()
     needed = rates_needed(top_bps, rates)
     cal = load(path=path)
     what = f"calibration of {path}" if path else "calibration"
-    if cal is not None:
+    busy = host_load.failed_while_busy(cal)  # a starved flow, not the machine, may have failed it
+    if cal is not None and not busy:
         missing = [r for r in needed if round(r) not in _measured(cal)]
         if not missing or cal["faithful_up_to_bps"] is None or any(not row["faithful"] for row in cal["rates"]):
             return cal
@@ -434,10 +434,11 @@ def ensure(root: Path, top_bps: float | None = None, path: str | None = None, fi
                  f"{', '.join(f'{r / 1e6:g}' for r in missing)} Mbit/s too (about {_minutes(missing)} min, once)")
         cal = measure(root, rates=missing, extend=cal, path=path, figure=figure)
     else:
-        log.info(f"bbrlab: this machine has no {what} yet; measuring it first at "
-                 f"{', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, once per "
-                 "machine; a run at a higher rate adds that rate; `sudo ./figure5.sh calibrate` or `sudo bbrlab calibrate` "
-                 "measures all again)")
+        why = (f"this machine's {what} failed while {busy}; measuring it again" if busy
+               else f"this machine has no {what} yet; measuring it first")
+        log.info(f"bbrlab: {why} at {', '.join(f'{r / 1e6:g}' for r in needed)} Mbit/s (about {_minutes(needed)} min, "
+                 "once per machine; a run at a higher rate adds that rate; `sudo ./figure5.sh calibrate` or "
+                 "`sudo bbrlab calibrate` measures all again)")
         cal = measure(root, rates=needed if needed != rates else None, path=path, figure=figure)
     log.info("\n".join(table(cal)))
     return cal

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from ...verdicts import claims, reference_numbers
-from ...store import metadata
+from ...store import host_load, metadata
 from . import report_field, report_links, report_quic, summary
 from .cells import cell
 from ...errors import BbrlabError
@@ -93,6 +93,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
     rel = os.path.relpath(figure, out_dir)
     over = verdict.get("overhead") or {}
     system = meta.get("system", {})
+    host = host_load.line(rundir)  # the host's own load meanwhile, where vm/vm.sh sampled it
     lines = [f"## {exp.title}", "", exp.description, "",
              f"![{exp.name}]({rel})", "",
              f"- run: `{rundir.path}` ({meta.get('status')}, {len(records)} of {total} points, "
@@ -100,6 +101,7 @@ def section(exp: Experiment, rundir: RunDir, out_dir: Path, notes: tuple[str, ..
              f"- kernel {system.get('kernel')}, {system.get('cpus')} CPUs, virtualization "
              f"{system.get('virtualization')}",
              f"- {_calibration_line(meta.get('calibration'))}",
+             *([f"- {host}"] if host else []),
              f"- wall time {cell(over.get('wall_seconds'), 0)} s for {cell(over.get('configured_flow_seconds'), 0)}"
              f" s of flows (overhead ratio {cell(over.get('ratio'))}); per point, mean: setup "
              f"{cell(over.get('setup_seconds_mean'))} s, run beyond its flows "
