@@ -17,6 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/vm/dispatch.sh"
 dispatch_extra_options="  --paper          the paper's own variant: 8 flows of each CC at 128 kbit/s in a
                    100-BDP buffer (experiments/figure5-paper.yaml)"
 experiment=figure5 args=()
+BBRLAB_RERUN="sudo ./${0##*/}$(printf ' %q' "$@")" # --paper included
 for arg in "$@"; do
     if [[ $arg == --paper ]]; then experiment=figure5-paper; else args+=("$arg"); fi
 done

@@ -48,6 +48,9 @@ dispatch_host_actions="plot list report"
 # dispatch EXPERIMENT "ACTION ..." ARGS...: see the header.
 dispatch() {
     local experiment=$1 actions=$2; shift 2
+    # what the user typed, named again when the host was too busy to judge (vm/hostload.sh)
+    [[ -n ${BBRLAB_RERUN:-} ]] || BBRLAB_RERUN="sudo ./${0##*/}$(printf ' %q' "$@")"
+    export BBRLAB_RERUN
     local where=auto action="" opts=() run_opts=() plot_opts=() results=() talk=() dry_run=0 arg
     while (($# > 0)); do
         arg=$1; shift

@@ -6,7 +6,8 @@
 # not get: flows starve, points come out CPU-bound or below the link's rate. Measured
 # here from the host's /proc: all CPUs' busy time (/proc/stat) beside the VM's own qemu
 # process (/proc/PID/stat), before and after the command. Said in one line after it, with
-# a warning when other programs took HOSTLOAD_BUSY CPUs or more, and kept, one JSON line
+# a warning when other programs took HOSTLOAD_BUSY CPUs or more (naming the command to run
+# again, BBRLAB_RERUN, which the figure scripts set), and kept, one JSON line
 # per command, in results/host-load.jsonl (what a verdict made then can be checked against);
 # sampled every HOSTLOAD_EVERY seconds meanwhile, for each run's own time (runs/hostload.py).
 
@@ -82,6 +83,6 @@ hostload_report() {
     if [[ $flag == true ]]; then
         echo "vm.sh: warning: other programs on this host took $other CPUs while the VM measured" \
             "($HOSTLOAD_BUSY or more puts its numbers in doubt: points may be set aside as CPU-bound" \
-            "or below the link's rate); close them and run again" >&2
+            "or below the link's rate); close them and run again${BBRLAB_RERUN:+: $BBRLAB_RERUN}" >&2
     fi
 }

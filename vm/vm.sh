@@ -315,8 +315,9 @@ do_run() {
     echo "$(now) $(hostload_sample "$pid")" >>"$samples"
     hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$(hostload_sample "$pid")" \
         "$start" "$(now)" "$*"
-    # kept with the runs and calibrations the command made, in the guest (runs/hostload.py)
-    if [[ $(machine_state) == running ]]; then
+    # kept with the runs and calibrations the command made, in the guest (runs/hostload.py),
+    # while it still runs (its qemu process; Vagrant's status, slower, where none was found)
+    if { [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; } || { [[ -z $pid ]] && [[ $(machine_state) == running ]]; }; then
         { echo "cpus $(hostload_cpus)"; echo "now $(now)"; cat "$samples"; } |
             vagrant ssh -c "cd /vagrant && sudo -n env PYTHONPATH=/vagrant/mininet python3 -m bbrlab.runs.hostload results" >&2 ||
             log "warning: the host's load could not be kept with the runs (above)"

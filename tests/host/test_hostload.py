@@ -24,7 +24,8 @@ def write_proc(proc: Path, busy: int, idle: int, qemu: int | None) -> None:
                                   f"{qemu - qemu // 3} {qemu // 3} 0 0 20 0 9 0 100 4000000 400000\n")
 
 
-def report(tmp_path: Path, before: tuple, after: tuple, command: str = "./bbrlab run figure5") -> tuple[str, list]:
+def report(tmp_path: Path, before: tuple, after: tuple, command: str = "./bbrlab run figure5",
+           rerun: str | None = None) -> tuple[str, list]:
     proc, record = tmp_path / "proc", tmp_path / "results" / "host-load.jsonl"
     proc.mkdir(exist_ok=True)
     script = """source vm/hostload.sh
@@ -41,7 +42,8 @@ def report(tmp_path: Path, before: tuple, after: tuple, command: str = "./bbrlab
     write_proc(proc, *before)
     proc_run = subprocess.run(["bash", "-c", script, "hostload", "4242" if before[2] is not None else "",
                                str(tmp_path / "stat.after"), pid_after, str(record), command],
-                              cwd=REPO, env={"BBRLAB_PROC": str(proc), "PATH": "/usr/bin:/bin"},
+                              cwd=REPO, env={"BBRLAB_PROC": str(proc), "PATH": "/usr/bin:/bin",
+                                             **({"BBRLAB_RERUN": rerun} if rerun else {})},
                               capture_output=True, text=True, check=True)
     rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
     return proc_run.stderr, rows
@@ -62,6 +64,8 @@ def test_other_programs_taking_half_a_cpu_are_warned_of(tmp_path):
     assert warning.startswith("vm.sh: warning: other programs on this host took 0.83 CPUs while the VM measured")
     assert warning.endswith("close them and run again")
     assert rows[0]["busy"] is True and rows[0]["command"] == 'say "hi" there'
+    said, _ = report(tmp_path, before=(1000, 5000, 600), after=(12000, 6000, 6600), rerun="sudo ./figure5.sh all")
+    assert said.endswith("close them and run again: sudo ./figure5.sh all\n")  # what a figure script was given
 
 
 def test_without_the_vms_process_only_the_hosts_load_is_said(tmp_path):
