@@ -138,10 +138,10 @@ dispatch() {
         done
     fi
     local vm="$bbrlab_repo/vm/vm.sh" rc=0
-    "$vm" up
+    "$vm" up # syncs the tree (run --synced: not again)
     "$vm" push # a run left unfinished in an earlier VM resumes in this one
     # the guest's paths (/vagrant/results/...) printed as the host's, where pull copies them
-    "$vm" run ./bbrlab "${args[@]}" > >(dispatch_host_paths) 2> >(dispatch_host_paths >&2) || rc=$?
+    "$vm" run --synced ./bbrlab "${args[@]}" > >(dispatch_host_paths) 2> >(dispatch_host_paths >&2) || rc=$?
     "$vm" pull || rc=$((rc ? rc : 1))
     dispatch_note "results copied into $bbrlab_repo/results; the VM keeps running for the next run (vm/vm.sh destroy stops it)"
     return "$rc"

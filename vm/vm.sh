@@ -7,6 +7,7 @@
 #   vm/vm.sh box              build/add the local debian/bookworm64 box when stale
 #   vm/vm.sh up               deps + daemons + box, then vagrant up (or rsync if running)
 #   vm/vm.sh run CMD [ARG..]  rsync the tree, run CMD as root in /vagrant in the guest
+#                             (run --synced CMD: no rsync, the tree was just synced by up)
 #   vm/vm.sh push             copy the host's results/ (without the tools' raw output)
 #                             into the guest's (a guest file is only replaced by a newer
 #                             host copy), so a new VM resumes what an earlier one left
@@ -288,9 +289,11 @@ require_running() {
 }
 
 do_run() {
-    (($# > 0)) || die "usage: vm/vm.sh run CMD [ARG...]"
+    local sync=1
+    [[ ${1:-} != --synced ]] || { sync=0; shift; }
+    (($# > 0)) || die "usage: vm/vm.sh run [--synced] CMD [ARG...]"
     require_running
-    timed "vagrant rsync" vagrant_q rsync >&2
+    ((sync == 0)) || timed "vagrant rsync" vagrant_q rsync >&2
     local inner script rc=0 rev
     inner=$(printf '%q ' "$@")
     # The guest's copy has no .git: pass on which code it is, for each run's provenance.
@@ -312,9 +315,11 @@ do_run() {
     sampler=$!
     timed "vagrant ssh -c" vagrant_q ssh -c "sudo -n bash -c $(printf '%q' "$script")" || rc=$?
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
-    echo "$(now) $(hostload_sample "$pid")" >>"$samples"
-    hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$(hostload_sample "$pid")" \
-        "$start" "$(now)" "$*"
+    local end last
+    end=$(now)
+    last=$(hostload_sample "$pid") # one sample for both: the samples' last line and the line said
+    echo "$end $last" >>"$samples"
+    hostload_record=$repo/results/host-load.jsonl hostload_report "$before" "$last" "$start" "$end" "$*"
     # kept with the runs and calibrations the command made, in the guest (runs/hostload.py),
     # while it still runs (its qemu process; Vagrant's status, slower, where none was found)
     if { [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; } || { [[ -z $pid ]] && [[ $(machine_state) == running ]]; }; then

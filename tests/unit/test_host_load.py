@@ -38,8 +38,8 @@ def test_the_samples_are_parsed_and_bad_ones_named_in_one_line():
         hostload.parse("1690 10 5 -\n")
 
 
-def write_run(root: Path, name: str, sessions: list[dict]) -> Path:
-    path = root / "figure5" / name
+def write_run(root: Path, name: str, sessions: list[dict], experiment: str = "figure5") -> Path:
+    path = root / experiment / name
     path.mkdir(parents=True)
     (path / "run.json").write_text(json.dumps({"sessions": sessions}))
     return path
@@ -64,6 +64,18 @@ def test_each_session_gets_the_load_of_its_own_time_and_a_busy_one_marks_the_run
     assert hostload.stamp_runs(root, 2, samples[:1]) == {}  # one sample: no time measured
 
 
+def test_runs_under_a_root_of_their_own_are_found_and_their_points_not_searched(tmp_path):
+    root = tmp_path / "results"
+    deep = write_run(root, "a", [{"started": 1000, "wall_seconds": 5}], experiment="integration/figure5-group/figure5")
+    nested = deep / "points" / "p1"  # a run's own folder: not a run of its own, never searched
+    nested.mkdir(parents=True)
+    (nested / "run.json").write_text(json.dumps({"sessions": [{"started": 1001}]}))
+    too_deep = write_run(root, "b", [{"started": 1000}], experiment="w/x/y/z")
+    found = host_load.runs_within(root, 990, 1010)
+    assert [(r.path, start, end) for r, start, end in found] == [(deep, 1000.0, 1005.0)]
+    assert not too_deep.joinpath(host_load.FILE).exists() and host_load.runs_within(tmp_path / "none", 0, 1) == []
+
+
 def test_the_command_keeps_the_load_with_its_runs_and_the_calibrations_made_of_them(tmp_path, monkeypatch, capsys):
     root, store = tmp_path / "results", tmp_path / "cal"
     run = write_run(root, "a", [{"started": 1000.0, "wall_seconds": 20}])
@@ -81,9 +93,9 @@ def test_the_command_keeps_the_load_with_its_runs_and_the_calibrations_made_of_t
     assert stored["host_load"] == {"limit_cpus": 0.5, "other_cpus_max": 1.2, "busy": True,
                                    "runs": {str(run.resolve()): 1.2}}
     assert "host_load" not in json.loads((store / "other.json").read_text())
-    assert host_load.failed_while_busy(stored) == "other programs on the host took 1.20 CPUs while it measured"
-    assert host_load.failed_while_busy({**stored, "rates": [{"faithful": True}]}) is None  # it passed: kept
-    assert host_load.failed_while_busy(cal) is None and host_load.failed_while_busy(None) is None
+    assert host_load.failed_while_busy(stored, True) == "other programs on the host took 1.20 CPUs while it measured"
+    assert host_load.failed_while_busy(stored, False) is None  # it passed: kept
+    assert host_load.failed_while_busy(cal, True) is None and host_load.failed_while_busy(None, False) is None
     monkeypatch.setattr("sys.stdin", io.StringIO("cpus x\n"))
     assert hostload.main([str(root)]) == 2
     assert capsys.readouterr().err == "hostload: line 1 of the samples is not understood ('cpus x': " \

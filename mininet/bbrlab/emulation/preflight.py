@@ -30,15 +30,18 @@ BBR3_HINT = ("bbr3 (BBRv3) needs the testbed's 6.12 kernel with Google's BBRv3 p
              "vm/build-kernel.sh builds its packages, which install on any Debian 12 host)")
 
 
+OFFLINE = ("; the testbed box has it built in unless its sources were out of reach when the box was built "
+           "(vm/build-box.sh said so): docs/troubleshooting.md, \"Offline\", says how to supply them")
+
+
 BBR410_HINT = ("bbr410 (Linux 4.10.1's BBR) is built by provisioning for Debian's 6.1 kernel (ansible role "
-               "bbr410: sudo ./setup.sh, or vagrant provision; the testbed box has it built in): it needs "
-               "linux-headers of that kernel and 4.10.1's tcp_bbr.c (fetched from kernel.org; its output says why "
-               "it skipped); on the BBRv3 kernel boot Debian's again: `BBRLAB_KERNEL=debian vm/vm.sh kernel debian`")
+               "bbr410: sudo ./setup.sh, or vagrant provision): it needs linux-headers of that kernel and 4.10.1's "
+               "tcp_bbr.c (fetched from kernel.org; its output says why it skipped); on the BBRv3 kernel boot "
+               "Debian's again: `BBRLAB_KERNEL=debian vm/vm.sh kernel debian`" + OFFLINE)
 
 
 QUIC_HINT = ("picoquicdemo is missing (a `tool: picoquic` flow group runs it): provisioning builds picoquic "
-             "and picotls at pinned commits (ansible role picoquic: sudo ./setup.sh, or vagrant provision; the "
-             "testbed box has it built in)")
+             "and picotls at pinned commits (ansible role picoquic: sudo ./setup.sh, or vagrant provision)" + OFFLINE)
 
 
 def kernel_line() -> str:
@@ -105,7 +108,7 @@ def cc_hints(missing: list[str]) -> list[str]:
 
 
 MAHIMAHI_HINT = ("provisioning builds Mahimahi 0.96's shells (ansible role mahimahi: sudo ./setup.sh, or vagrant "
-                 "provision; the testbed box has them built in)")
+                 "provision)" + OFFLINE)
 
 
 def mahimahi_problems() -> list[str]:
@@ -155,7 +158,7 @@ def quic_problems(builds: set[str | None]) -> list[str]:
     return [f"picoquic build {b} ({picoquic_builds.label(b)}) is not installed"
             + (f" (its build said: {said[b]})" if b in said else "")
             + ": provisioning builds it beside today's (ansible role picoquic: sudo ./setup.sh, or vagrant "
-            "provision; the testbed box has it built in)" for b in absent]
+            "provision)" + OFFLINE for b in absent]
 
 
 def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool = False,

@@ -421,14 +421,14 @@ def ensure(root: Path, top_bps: float | None = None, path: str | None = None, fi
     of the rates it lacks (a later run at a higher rate adds those), into ROOT. One that failed
     below TOP_BPS is not extended: its gate stands; one that failed while the host was busy
     (store/host_load) is measured again. FIGURE: draw the fidelity runs' figures."""
-    rates = fidelity_rates()
+    rates, cal = fidelity_rates(), load(path=path)
     needed = rates_needed(top_bps, rates)
-    cal = load(path=path)
     what = f"calibration of {path}" if path else "calibration"
-    busy = host_load.failed_while_busy(cal)  # a starved flow, not the machine, may have failed it
+    failed = cal is not None and any(not row["faithful"] for row in cal["rates"])
+    busy = host_load.failed_while_busy(cal, failed)  # a starved flow, not the machine, may have failed it
     if cal is not None and not busy:
         missing = [r for r in needed if round(r) not in _measured(cal)]
-        if not missing or cal["faithful_up_to_bps"] is None or any(not row["faithful"] for row in cal["rates"]):
+        if not missing or cal["faithful_up_to_bps"] is None or failed:
             return cal
         log.info(f"bbrlab: this machine's {what} stops at {max(_measured(cal)) / 1e6:g} Mbit/s; measuring "
                  f"{', '.join(f'{r / 1e6:g}' for r in missing)} Mbit/s too (about {_minutes(missing)} min, once)")

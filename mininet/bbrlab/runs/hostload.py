@@ -85,9 +85,7 @@ def stamp_calibrations(store: Path, stamped: dict[str, dict]) -> list[Path]:
             continue
         runs = {**(cal.get("host_load") or {}).get("runs", {}),
                 **{r: s["other_cpus_max"] for r, s in mine.items()}}
-        others = [v for v in runs.values() if v is not None]
-        cal["host_load"] = {"limit_cpus": host_load.BUSY_CPUS, "other_cpus_max": max(others) if others else None,
-                            "busy": any(v >= host_load.BUSY_CPUS for v in others), "runs": runs}
+        cal["host_load"] = {**host_load.summary(list(runs.values())), "runs": runs}
         write_json(file, cal)
         changed.append(file)
     return changed

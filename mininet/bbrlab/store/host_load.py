@@ -6,7 +6,7 @@ samples the host's /proc while a command runs in the VM (vm/hostload.sh: all CPU
 beside the VM's qemu process) and hands the samples to runs/hostload, which writes here, for
 each of a run's sessions, the load over that session's own time. The run's verdict.json stays
 as the run wrote it; this file says beside it whether other programs took BUSY_CPUS or more
-while it measured (the report and `bbrlab show` say so).
+while it measured (`bbrlab report` says so under the run's calibration line).
 
 A sample is (epoch, total ticks, busy ticks, qemu ticks or None), all CPUs together.
 """
@@ -59,13 +59,19 @@ def read(rundir: RunDir) -> dict | None:
     return read_json(path) if path.is_file() else None
 
 
+def summary(others: list[float | None]) -> dict:
+    """What a set of loads says together, from the CPUs other programs took in each (None where
+    the VM's share was not known): the limit, the most they took, and whether that reached it."""
+    known = [o for o in others if o is not None]
+    top = max(known) if known else None
+    return {"limit_cpus": BUSY_CPUS, "other_cpus_max": top, "busy": top is not None and top >= BUSY_CPUS}
+
+
 def record(rundir: RunDir, started: float, load: dict) -> dict:
     """RUNDIR's host load with its session that STARTED (an epoch) measured as LOAD; kept."""
     have = read(rundir) or {}
     sessions = {**have.get("sessions", {}), f"{started:.3f}": load}
-    others = [s["other_cpus"] for s in sessions.values() if s.get("other_cpus") is not None]
-    out = {"limit_cpus": BUSY_CPUS, "busy": any(s.get("busy") for s in sessions.values()),
-           "other_cpus_max": max(others) if others else None, "sessions": dict(sorted(sessions.items()))}
+    out = {**summary([s.get("other_cpus") for s in sessions.values()]), "sessions": dict(sorted(sessions.items()))}
     write_json(rundir.path / FILE, out)
     return out
 
@@ -84,11 +90,28 @@ def line(rundir: RunDir) -> str | None:
     return f"host load: quiet (other programs took at most {have['other_cpus_max']:.2f} CPUs while this run measured)"
 
 
+def _run_files(folder: Path, depth: int) -> list[Path]:
+    """The run.json files of the runs under FOLDER, at most DEPTH levels down: RunDir.create's
+    <experiment>/<stamp>, under a root of their own such as the integration tests'
+    <group>/; a run's own folders (its points) are not searched."""
+    if (folder / "run.json").is_file():
+        return [folder / "run.json"]
+    if depth == 0:
+        return []
+    try:
+        subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    return [f for sub in subs for f in _run_files(sub, depth - 1)]
+
+
 def runs_within(root: Path, first: float, last: float) -> list[tuple[RunDir, float, float]]:
-    """The sessions of runs under ROOT that started from FIRST to LAST (epochs): (run, the
-    session's start, its end: the start plus its wall time, or LAST for one that did not finish)."""
+    """The sessions of runs under ROOT (up to two levels deeper than <experiment>/<stamp>) that
+    started from FIRST to LAST (epochs): (run, the session's start, its end: the start plus its
+    wall time, or LAST for one that did not finish)."""
     found = []
-    for meta_file in sorted(root.glob("*/*/run.json")):  # RunDir.create's <experiment>/<stamp>
+    for meta_file in (f for sub in sorted(root.iterdir()) if sub.is_dir() for f in _run_files(sub, 3)) \
+            if root.is_dir() else ():
         try:
             meta = read_json(meta_file)
         except BbrlabError:  # not a run's file: nothing to stamp
@@ -103,10 +126,11 @@ def runs_within(root: Path, first: float, last: float) -> list[tuple[RunDir, flo
     return found
 
 
-def failed_while_busy(cal: dict | None) -> str | None:
-    """Why CAL (a stored calibration) must be measured again before it gates a run: it failed
-    at a rate while other programs on the host took BUSY_CPUS or more (runs/hostload recorded it); else None."""
+def failed_while_busy(cal: dict | None, failed: bool) -> str | None:
+    """Why CAL (a stored calibration, FAILED at some rate) must be measured again before it gates
+    a run: it failed while other programs on the host took BUSY_CPUS or more (runs/hostload
+    recorded it); else None."""
     load = (cal or {}).get("host_load") or {}
-    if not load.get("busy") or all(row["faithful"] for row in cal["rates"]):
+    if not failed or not load.get("busy"):
         return None
     return f"other programs on the host took {load['other_cpus_max']:.2f} CPUs while it measured"
