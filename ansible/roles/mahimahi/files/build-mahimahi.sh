@@ -6,9 +6,11 @@
 #   PREFIX/lib/mahimahi/bin/mm-delay, mm-loss, mm-link   (out of PATH: bbrlab calls them by path)
 #   PREFIX/share/mahimahi/build.txt    the pinned commit and this script's hash, then how it was built
 #
-#   build-mahimahi.sh [--status] PREFIX
+#   build-mahimahi.sh [--status | --sources] PREFIX
 #     --status  print "current" (exit 0) or "stale" (exit 1): whether PREFIX holds this
 #               script's build of the pinned commit; build nothing
+#     --sources print where its sources would come from (exit 0), or why they cannot be had
+#               (exit 1: no copy, and the code host out of reach); build nothing
 #
 # Source: the offline copy mahimahi-<commit:12>.tar.gz in $BBRLAB_SRC (default: ../shared/src
 # beside the checkout, when this script runs from one), checked against its sha256; else a
@@ -25,15 +27,34 @@ url=https://github.com/ravinet/mahimahi.git
 shells=(mm-delay mm-loss mm-link)
 jobs=${BBRLAB_BUILD_JOBS:-$(nproc)}
 
-status=0
+status=0 sources=0
 [[ ${1:-} == --status ]] && { status=1; shift; }
-prefix=${1:?usage: build-mahimahi.sh [--status] PREFIX}
+[[ ${1:-} == --sources ]] && { sources=1; shift; }
+prefix=${1:?usage: build-mahimahi.sh [--status | --sources] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=${BBRLAB_SRC:-$here/../../../../../shared/src}
 patch_file=$here/mahimahi-0.96-on-debian12.patch
 stamp=$prefix/share/mahimahi/build.txt
 bindir=$prefix/lib/mahimahi/bin
 want="mahimahi ${commit:0:12} script $(cat "${BASH_SOURCE[0]}" "$patch_file" | sha256sum | cut -c1-16)"
+
+reachable() { # reachable URL: nothing when its host answers (any HTTP status), else why not
+    python3 -c 'import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="HEAD"), timeout=15)
+except urllib.error.HTTPError:
+    pass
+except Exception as exc:
+    print(getattr(exc, "reason", exc))' "${1%%://*}://$(cut -d/ -f3 <<<"$1")/" 2>&1 | tr '\n' ' ' | sed 's/ $//'
+}
+
+if ((sources)); then
+    [[ ! -f $src/mahimahi-${commit:0:12}.tar.gz ]] || { echo "the copy in $src"; exit 0; }
+    why=$(reachable "$url")
+    [[ -n $why ]] || { echo "$url"; exit 0; }
+    echo "no mahimahi-${commit:0:12}.tar.gz in $src, and $url cannot be reached ($why)"
+    exit 1
+fi
 
 if ((status)); then
     for shell in "${shells[@]}"; do

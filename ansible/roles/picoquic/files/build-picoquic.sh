@@ -8,9 +8,11 @@
 #   PREFIX/share/picoquic/build.txt              the pinned commits, then one line per build:
 #                                                "COMMIT12 built ..." or "COMMIT12 failed: why"
 #
-#   build-picoquic.sh [--status] PREFIX
+#   build-picoquic.sh [--status | --sources] PREFIX
 #     --status  print "current" (exit 0) or "stale" (exit 1): whether PREFIX holds this
 #               script's builds of the pinned commits; build nothing
+#     --sources print where today's build's sources would come from (exit 0), or why they
+#               cannot be had (exit 1: no copies, and the code host out of reach); build nothing
 #
 # The older builds are the picoquic of Huitema's post "Random loopback delays cause BBR
 # slowdowns" (Oct 2024): its BBR as first measured, and the fix it describes (PR #1761).
@@ -37,14 +39,38 @@ builds=(
 )
 jobs=${BBRLAB_BUILD_JOBS:-$(nproc)}
 
-status=0
+status=0 sources=0
 [[ ${1:-} == --status ]] && { status=1; shift; }
-prefix=${1:?usage: build-picoquic.sh [--status] PREFIX}
+[[ ${1:-} == --sources ]] && { sources=1; shift; }
+prefix=${1:?usage: build-picoquic.sh [--status | --sources] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=${BBRLAB_SRC:-$here/../../../../../shared/src}
 stamp=$prefix/share/picoquic/build.txt
 # shellcheck disable=SC2086 # each entry of builds is four words
 want="picoquic $(for b in "${builds[@]}"; do set -- $b; printf '%s ' "${1:0:12}"; done)script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+
+reachable() { # reachable URL: nothing when its host answers (any HTTP status), else why not
+    python3 -c 'import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="HEAD"), timeout=15)
+except urllib.error.HTTPError:
+    pass
+except Exception as exc:
+    print(getattr(exc, "reason", exc))' "${1%%://*}://$(cut -d/ -f3 <<<"$1")/" 2>&1 | tr '\n' ' ' | sed 's/ $//'
+}
+
+if ((sources)); then
+    # shellcheck disable=SC2086 # each entry of builds is four words
+    set -- ${builds[0]}
+    if [[ -f $src/picoquic-${1:0:12}.tar.gz && -f $src/picotls-${3:0:12}.tar.gz ]]; then
+        echo "the copies in $src"
+        exit 0
+    fi
+    why=$(reachable https://github.com/private-octopus/picoquic.git)
+    [[ -n $why ]] || { echo "https://github.com/private-octopus/picoquic.git and https://github.com/h2o/picotls.git"; exit 0; }
+    echo "no picoquic-${1:0:12}.tar.gz and picotls-${3:0:12}.tar.gz in $src, and https://github.com/private-octopus/picoquic.git cannot be reached ($why)"
+    exit 1
+fi
 
 if ((status)); then
     if [[ -x $prefix/bin/picoquicdemo && -f $stamp ]] && head -n1 "$stamp" | grep -qxF "$want"; then
