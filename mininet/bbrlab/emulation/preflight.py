@@ -81,6 +81,13 @@ def missing_ccs(needed: set[str]) -> list[str]:
 
 
 def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: set[str] = frozenset()) -> list[str]:
+    return kernel_findings(ccs, pacing_fq, lossy, aqms)[0]
+
+
+def kernel_findings(ccs: set[str], pacing_fq: bool, lossy: bool = False,
+                    aqms: set[str] = frozenset()) -> tuple[list[str], bool]:
+    """What this kernel lacks for a run, with how to get each, and whether another kernel is
+    needed: not where only the testbed's own modules (TESTBED_CCS, each with its hint) are missing."""
     needed = (["sch_netem", "sch_htb"] + (["sch_fq"] if pacing_fq else []) + (["sch_prio", "cls_u32"] if lossy else [])
               + [f"sch_{aqm}" for aqm in sorted(aqms)])
     problems = []
@@ -91,7 +98,10 @@ def kernel_problems(ccs: set[str], pacing_fq: bool, lossy: bool = False, aqms: s
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
                         f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
-    return problems + cc_hints(cc_missing)
+    return problems + cc_hints(cc_missing), bool(qdiscs) or not set(cc_missing) <= TESTBED_CCS
+
+
+TESTBED_CCS = {"bbr3", "bbr_noagg", "bbr410"}  # built or booted by the testbed's provisioning, each with its hint
 
 
 def cc_hints(missing: list[str]) -> list[str]:
@@ -178,9 +188,8 @@ def check(ccs: set[str], pacing_fq: bool = True, pcap: bool = False, lossy: bool
     if mods:
         problems.append(f"missing Python modules; install with: apt-get install {' '.join(mods)}")
     if shutil.which("tc") and shutil.which("ip"):
-        kernel = kernel_problems(ccs, pacing_fq, lossy, aqms)
-        if kernel:
-            problems += kernel + [VM_HINT]
+        kernel, other_kernel = kernel_findings(ccs, pacing_fq, lossy, aqms)
+        problems += kernel + ([VM_HINT] if other_kernel else [])
     if problems:
         raise PreflightError("preflight failed:\n  - " + "\n  - ".join(problems)
                              + "\n(or provision this host with `sudo ./setup.sh`)")

@@ -32,7 +32,7 @@ status=0 sources=0
 [[ ${1:-} == --sources ]] && { sources=1; shift; }
 prefix=${1:?usage: build-mahimahi.sh [--status | --sources] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=${BBRLAB_SRC:-$here/../../../../../shared/src}
+src=$(realpath -m "${BBRLAB_SRC:-$here/../../../../../shared/src}")
 patch_file=$here/mahimahi-0.96-on-debian12.patch
 stamp=$prefix/share/mahimahi/build.txt
 bindir=$prefix/lib/mahimahi/bin

@@ -44,7 +44,7 @@ status=0 sources=0
 [[ ${1:-} == --sources ]] && { sources=1; shift; }
 prefix=${1:?usage: build-picoquic.sh [--status | --sources] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=${BBRLAB_SRC:-$here/../../../../../shared/src}
+src=$(realpath -m "${BBRLAB_SRC:-$here/../../../../../shared/src}")
 stamp=$prefix/share/picoquic/build.txt
 # shellcheck disable=SC2086 # each entry of builds is four words
 want="picoquic $(for b in "${builds[@]}"; do set -- $b; printf '%s ' "${1:0:12}"; done)script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
