@@ -137,17 +137,37 @@ dispatch() {
             [[ ${args[$i]} != "$experiment" ]] || args[i]=${experiment#"$bbrlab_repo"/}
         done
     fi
-    local vm="$bbrlab_repo/vm/vm.sh" rc=0
+    local vm="$bbrlab_repo/vm/vm.sh" rc=0 said statuses
+    # judged in the VM, drawn here from the pulled results: a figure takes half a minute to
+    # draw under TCG and two seconds here, and here it can say the host's load beside its verdict
+    [[ ${args[${#talk[@]}]} != run && ${args[${#talk[@]}]} != calibrate ]] || args+=(--no-figure)
+    said=$(mktemp)
     "$vm" up # syncs the tree (run --synced: not again)
     "$vm" push # a run left unfinished in an earlier VM resumes in this one
     # the guest's paths (/vagrant/results/...) printed as the host's, where pull copies them
-    "$vm" run --synced ./bbrlab "${args[@]}" > >(dispatch_host_paths) 2> >(dispatch_host_paths >&2) || rc=$?
+    set +e
+    "$vm" run --synced ./bbrlab "${args[@]}" 2> >(dispatch_host_paths >&2) | dispatch_host_paths | tee "$said" |
+        grep --line-buffered -v '^figure: not drawn (--no-figure)'
+    statuses=("${PIPESTATUS[@]}")
+    set -e
+    rc=${statuses[0]}
     "$vm" pull || rc=$((rc ? rc : 1))
+    dispatch_draw "$said"
+    rm -f "$said"
     dispatch_note "results copied into $bbrlab_repo/results; the VM keeps running for the next run (vm/vm.sh destroy stops it)"
     return "$rc"
 }
 
 dispatch_host_paths() { sed -u "s#/vagrant/#$bbrlab_repo/#g"; }
+
+dispatch_draw() { # dispatch_draw FILE: draw here each run the VM judged without its figure (FILE: what it said)
+    local run
+    while read -r run; do
+        [[ -f $run/verdict.json ]] || continue
+        "$bbrlab_repo/bbrlab" plot "$run" | grep '^figure: ' ||
+            dispatch_note "$run: its figure was not drawn here (above); ./bbrlab plot $run draws it"
+    done < <(sed -n 's/^figure: not drawn (--no-figure): bbrlab plot //p' "$1")
+}
 
 # What each action does, for the usage text.
 dispatch_action_help() {

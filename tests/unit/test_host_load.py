@@ -100,3 +100,22 @@ def test_the_command_keeps_the_load_with_its_runs_and_the_calibrations_made_of_t
     assert hostload.main([str(root)]) == 2
     assert capsys.readouterr().err == "hostload: line 1 of the samples is not understood ('cpus x': " \
         "invalid literal for int() with base 10: 'x')\n"
+
+
+def test_a_figure_redrawn_after_the_hand_over_gives_the_host_load_under_its_verdict(synthetic_run):
+    from bbrlab.output.figures import plots
+    from bbrlab.schema import experiment as spec
+    from bbrlab.verdicts import claims
+
+    exp = spec.load(Path(__file__).resolve().parents[2] / "experiments" / "bw-sweep.yaml", ["loss=[1%]"], quick=True)
+    rundir = synthetic_run(exp, lambda point, plan: {"link_mbps": point.link.rate / 1e6, "loss": point.link.loss,
+                                                     "steady_goodput_mbps": point.link.rate / 2e6})
+    records = rundir.point_records()
+
+    def footer() -> str:
+        fig = plots.figure(exp, rundir, records, claims.verdict(exp.claims, records))
+        return fig.texts[-1].get_text()
+
+    assert "host load" not in footer()  # drawn in the guest: not known yet
+    host_load.record(rundir, 1000.0, {"other_cpus": 1.2, "busy": True})
+    assert footer().splitlines()[-1].startswith("host load: other programs on the host took up to 1.20 CPUs")

@@ -19,6 +19,7 @@ from .style import FORMATS  # noqa: F401 - the formats draw() writes
 from .style import versions_named
 from ...errors import BbrlabError
 from ...schema.link import Buffer
+from ...store import host_load
 from ...store.results import RunDir, write_atomic
 
 
@@ -102,8 +103,10 @@ def _shortened(line: str, width: int = 150) -> str:
     return indent + textwrap.shorten(line.strip(), width - len(indent), placeholder=" …")
 
 
-def _footer(fig, verdict: dict) -> None:
-    lines = claims_mod.verdict_lines(verdict)
+def _footer(fig, verdict: dict, host: str | None = None) -> None:
+    """The verdict's lines under the figure, and HOST (the host's load while the run measured,
+    store/host_load: known once vm/vm.sh has handed it over, so in a figure redrawn after that)."""
+    lines = claims_mod.verdict_lines(verdict) + ([host] if host else [])
     text = "\n".join(_shortened(line) for line in lines)
     color = verdict_color(verdict["verdict"])
     fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom", ha="left", color=color)
@@ -148,7 +151,7 @@ def figure(exp, rundir: RunDir, records: list[dict], verdict: dict, kind_name: s
     params = "\n".join(textwrap.fill(_unbroken_units(line), width)
                        for line in (params or _params_line(records, exp.axes)).splitlines())
     fig.suptitle(f"{title}\n{params}", fontsize=11)
-    _footer(fig, verdict)
+    _footer(fig, verdict, host_load.line(rundir))
     # the title's inches: suptitle's own margin (2% of the height), about 0.2 per line, and
     # the panels' titles below it
     lines = title.count("\n") + 1 + params.count("\n") + 1
