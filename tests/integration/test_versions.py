@@ -85,9 +85,17 @@ def test_figure8_emulators_quick_runs_410s_bbr_through_mahimahis_chain_beside_ne
     # the chain's base RTT is mm-delay's 2 x 50 ms, and its six shell processes' millisecond
     # timers add to it under TCG (measured: 110-123 ms idle): ping inside the chain crosses it
     assert 100 <= m["idle_rtt_min_ms"] < 130, m
-    # mm-link sent its trace while packets waited: 1504 bytes a line of 12000 bits (1.0027)
+    # what left mm-link, captured on its egress TUN (link-<pid>), counted as sent: a 1500-byte
+    # packet a trace line of 12000 bits while packets waited (measured: 1.0008 at 4 Mbit/s)
+    assert (raw / "bottleneck.pcap").stat().st_size > 24 and m["link_peak_ratio"] is not None, m
     assert m["link_delivery"] is None or 0.95 < m["link_delivery"] < 1.05, m
     assert m["queue_max_pkts"] > 0 and m["link_busy"] is not None, m  # its log read back as the queue
+    # every TUN device's drops counted, none outside the link (else the point is set aside)
+    assert m["emulator_drops"] == 0 and m["payload_capacity_mbps"] == pytest.approx(4 * 1448 / 1500, abs=1e-3), m
     judged = read_json(rundir.path / "verdict.json")
     print(judged)
+    # judged against the chain's own calibration, which the capture lets vouch for a rate
+    paths = read_json(rundir.path / "run.json")["calibration"]["paths"]
+    print(paths["fifo-mahimahi"])
+    assert paths["fifo-mahimahi"]["shaper"] == "mahimahi"
     assert leftovers() == []

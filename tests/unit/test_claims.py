@@ -399,6 +399,20 @@ def test_a_link_off_its_schedule_sets_its_points_aside_and_says_so():
                                            "hosts (late pacing timers, CPU): cc=bbr")
 
 
+def test_packets_dropped_inside_the_emulator_set_the_point_aside():
+    """Mahimahi's chain drops a packet outside its link when a shell is late to read its TUN
+    device: a loss nobody asked for, so the point is not judged."""
+    records = figure5_records()
+    records[1]["metrics"]["emulator_drops"] = 3
+    v = claims.verdict(spec.load(FIGURE5).claims, records)
+    assert v["verdict"] == "inconclusive" and v["emulator_drop_points"] == ["cc=cubic"], v
+    assert v["why"] == ["dropped inside the emulator: cc=cubic"]
+    assert claims.verdict_lines(v)[-1] == ("  warning: Mahimahi's chain dropped packets outside its link (a shell "
+                                           "late to read its TUN device: the emulator's limit): cc=cubic")
+    records[1]["metrics"]["emulator_drops"] = 0  # counted, none: judged
+    assert claims.verdict(spec.load(FIGURE5).claims, records)["emulator_drop_points"] == []
+
+
 def test_why_names_three_checks_of_a_kind_and_counts_the_rest():
     records = [rec({"loss": f"{n}%"}, m=9) for n in range(1, 6)]
     records += [r for n in (10, 20) for r in reps({"loss": f"{n}%"}, "m", [4.0, 5.0, 6.0])]

@@ -4,6 +4,7 @@ what it refuses, and mm-link's log read back as the bottleneck's counters."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def test_without_loss_there_is_no_loss_shell():
 
 def test_the_chain_is_calibrated_on_its_own():
     assert aqm_format.calibration_path("fifo", "mahimahi") == "fifo-mahimahi"
-    assert aqm_format.path_sets("fifo-mahimahi") == ["aqm=fifo", "shaper=mahimahi", "sampling.link_pcap=false"]
+    # its calibration captures what leaves mm-link (its egress TUN), as the netem link's
+    assert aqm_format.path_sets("fifo-mahimahi") == ["aqm=fifo", "shaper=mahimahi"]
     assert aqm_format.calibration_path("fifo", "netem") is None
 
 
@@ -111,7 +113,6 @@ def refused(capsys, tmp_path, raw) -> str:
     ({"changes": [{"at": "5s", "rate": "50Mbit"}]}, None, None, "link.changes: not with link.shaper: mahimahi"),
     ({}, [{"cc": "bbr", "duration": "30s", "rtt": "40ms"}], None, "flows.0.rtt: with link.shaper: mahimahi"),
     ({}, [{"cc": "bbr", "size": "1MB", "tool": "picoquic"}], None, "flows.0.tool: picoquic is not run inside"),
-    ({}, None, {"link_pcap": True}, "sampling.link_pcap: with link.shaper: mahimahi"),
 ])
 def test_what_the_chain_cannot_express_is_one_line(capsys, tmp_path, link, flows, sampling, said):
     raw = {"link": dict(LINK, **link), "flows": flows or [{"cc": "bbr", "duration": "30s"}]}
@@ -145,6 +146,40 @@ def test_an_unbounded_queue_never_drops_and_a_cut_last_line_is_ignored():
     events = [f"{t} + 1500" for t in range(1, 6)] + ["6 - 1500 5", "7 -"]
     s = mahimahi_log.samples(log_text("infinite", events), 0.002, "10:")
     assert s[-1].drops == 0 and s[-1].backlog_pkts == 4
+
+
+def test_what_left_is_counted_from_the_capture_when_there_is_one():
+    """The log says each packet left at its scheduled opportunity; the capture of mm-link's
+    egress says when it did: after a late wake-up, the held packets leave together later."""
+    events = ["10 + 1500", "10 + 1500", "11 # 1504", "11 - 1500 1", "12 # 1504", "12 - 1500 2", "20 + 52"]
+    logged = mahimahi_log.samples(log_text(events=events), 0.005, "10:")
+    wire = mahimahi_log.on_the_wire(logged, [(1000.0181, 1500), (1000.018, 1500), (1000.031, 52)])
+    assert [(q.sent_pkts, q.sent_bytes) for q in logged] == [(0, 0), (2, 3000), (2, 3000)]
+    assert [(q.sent_pkts, q.sent_bytes) for q in wire] == [(0, 0), (0, 0), (2, 3000)]
+    assert [q.backlog_pkts for q in wire] == [q.backlog_pkts for q in logged]  # the queue is the log's
+
+
+def test_drops_inside_the_chain_count_every_tun_device_but_the_senders_own_queue(tmp_path):
+    path = tmp_path / mahimahi_plan.DROPS_FILE
+    assert mahimahi_log.emulator_drops(path) is None  # no chain
+    device = {"namespace": 1, "dev": "link-7", "qdisc": "pfifo_fast", "senders": False, "qdisc_drops": 0,
+              "rx_packets": 900, "rx_dropped": 0, "tx_packets": 800, "tx_dropped": 0}
+    senders = dict(device, namespace=3, dev="ingress", qdisc="fq", senders=True, qdisc_drops=5)
+    path.write_text(json.dumps([device, senders]))
+    assert mahimahi_log.emulator_drops(path) == 0  # fq's own drops are the senders', not the emulator's
+    path.write_text(json.dumps([dict(device, tx_dropped=2), dict(senders, rx_dropped=1),
+                                dict(device, dev="delay-5", qdisc_drops=4)]))
+    assert mahimahi_log.emulator_drops(path) == 7
+    path.write_text("[{}]")
+    with pytest.raises(ParseError, match="not the chain's drop counters"):
+        mahimahi_log.emulator_drops(path)
+
+
+def test_the_chains_payload_capacity_counts_ip_packets_not_frames():
+    """mm-link's trace line of 12000 bits carries one 1500-byte IP packet; tc's shapers count
+    the 1514-byte Ethernet frame: one flow's ceiling is 1448/1500 of the rate there."""
+    assert point().link.wire_bytes == 1500
+    assert point({"shaper": "netem"}).link.wire_bytes == 1514
 
 
 def test_a_log_without_its_header_or_with_a_bad_line_is_a_parse_error(tmp_path):

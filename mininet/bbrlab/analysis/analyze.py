@@ -13,7 +13,7 @@ from . import (aqm_metrics, bbr_state, classes, cpu_metrics, fairness, fct, irtt
                quic_flows, senders, system_output, tcp_diag_output, tool_output, trace_metrics)
 from ..errors import ParseError
 from ..store.results import read_json
-from ..schema.experiment import FRAME_BYTES, PAYLOAD_BYTES, Point
+from ..schema.experiment import PAYLOAD_BYTES, Point
 from ..emulation.topo import BOTTLENECK_HANDLE, FlowPlan, Plan
 from ..traffic import tcp_diag
 from ..traffic import irtt_probe
@@ -36,7 +36,7 @@ METRICS = (
     "rtt_min_ms", "rtt_p5_ms", "rtt_p25_ms", "rtt_p50_ms", "rtt_p75_ms", "rtt_p95_ms", "rtt_p99_ms", "rtt_max_ms",
     "rtt_p50_over_base", "steady_rtt_p50_ms", "steady_rtt_p95_ms", "idle_rtt_ms", "idle_rtt_error_ms", "idle_rtt_min_ms",
     "idle_rtt_spread_ms", "delay_variation_ms", "variation_over_min_rtt", "reordering_events", "queue_p50_pkts",
-    "queue_max_pkts", "bottleneck_drops", "link_busy", "link_delivery_by_rate", "link_delivery", "link_short",
+    "queue_max_pkts", "bottleneck_drops", "emulator_drops", "link_busy", "link_delivery_by_rate", "link_delivery", "link_short",
     "link_peak_100ms_mbps", "link_peak_ratio", "link_gap_max_ms", "link_gap_p99_ms", "link_peak_beyond_pause",
     "adapt_targets_mbps", "adapt_times_s", "adapt_time_max_s", "why_missing")
 
@@ -177,8 +177,9 @@ def _goodput(point: Point, flow_rows: list, series: dict, placed: list, total_by
     out["steady_utilization"] = round(out["steady_goodput_mbps"] / out["link_mbps"], 4)
     out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
     # What the link can carry as TCP payload: 1448-byte segments (MSS with timestamps) in
-    # 1514-byte frames. A faithful emulator lets one greedy flow reach it after startup.
-    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / FRAME_BYTES, 4)
+    # 1514-byte frames (1500-byte packets on Mahimahi's link). A faithful emulator lets one
+    # greedy flow reach it after startup.
+    out["payload_capacity_mbps"] = round(out["link_mbps"] * PAYLOAD_BYTES / link.wire_bytes, 4)
     out["steady_link_efficiency"] = round(out["steady_goodput_mbps"] / out["payload_capacity_mbps"], 4)
     # per flow group and per CC: goodput, shares, srtt percentiles, retransmits (classes.py)
     out.update(classes.per_class(flow_rows, series["flows"], [g.rtt or link.rtt for g in point.flows], startup,
@@ -320,10 +321,15 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
 
 def _bottleneck_samples(point: Point, raw: Path) -> list:
     """The bottleneck's counters over the run: its qdisc's (tc), or mm-link's queue replayed
-    from its own log when Mahimahi's chain was the bottleneck."""
+    from its own log when Mahimahi's chain was the bottleneck (what it sent counted from the
+    capture of its egress when there is one)."""
     if (raw / mahimahi_log.UPLINK_LOG).is_file():
-        return mahimahi_log.samples(mahimahi_log.read(raw / mahimahi_log.UPLINK_LOG), point.sampling.interval,
-                                    BOTTLENECK_HANDLE)
+        logged = mahimahi_log.samples(mahimahi_log.read(raw / mahimahi_log.UPLINK_LOG), point.sampling.interval,
+                                      BOTTLENECK_HANDLE)
+        pcap = raw / "bottleneck.pcap"
+        if not pcap.is_file():
+            return logged
+        return mahimahi_log.on_the_wire(logged, system_output.parse_pcap_frames(pcap.read_bytes()))
     return [q for q in system_output.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
 
 
@@ -334,6 +340,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     startup = point.sampling.startup
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
     qsamples = _bottleneck_samples(point, raw)
+    out["emulator_drops"] = mahimahi_log.emulator_drops(raw / mahimahi_log.DROPS_FILE)
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
         # what the bottleneck really sent, from its own byte counter between two samples

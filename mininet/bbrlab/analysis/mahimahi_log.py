@@ -10,16 +10,25 @@ so every arrival is known to be queued or dropped.
 samples() gives the same counters tc gives for a qdisc (system_output.QdiscSample), on a
 regular grid, so the bottleneck's queue, what it sent and whether it delivered its rate are
 computed as for every other shaper (analyze.py).
+
+The log stamps each departure with the delivery opportunity it was due (mm-link's
+`rationalize`), not when the packet left: after a late wake-up the overdue packets leave at
+once under their scheduled times. When what left mm-link was captured (its egress TUN,
+sampling.link_pcap), on_the_wire() counts what was sent from the capture instead.
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import gzip
+import itertools
+import json
 import re
 from collections import deque
 from pathlib import Path
 
-from ..emulation.mahimahi_plan import UPLINK_LOG  # noqa: F401 - where the run keeps the log
+from ..emulation.mahimahi_plan import DROPS_FILE, UPLINK_LOG  # noqa: F401 - where the run keeps them
 from ..errors import ParseError
 from .system_output import QdiscSample
 
@@ -91,3 +100,30 @@ def samples(text: str, interval: float, handle: str) -> list[QdiscSample]:
     if next_t is not None:
         emit(next_t)
     return out
+
+
+def on_the_wire(samples: list[QdiscSample], packets: list[tuple[float, int]]) -> list[QdiscSample]:
+    """SAMPLES with what mm-link sent counted from PACKETS, (epoch seconds, IP bytes) as they
+    were captured leaving it, not from its log's schedule; the queue stays the log's."""
+    packets = sorted(packets)
+    times = [t for t, _ in packets]
+    sent = [0, *itertools.accumulate(n for _, n in packets)]
+    out = []
+    for q in samples:
+        k = bisect.bisect_right(times, q.t)
+        out.append(dataclasses.replace(q, sent_bytes=sent[k], sent_pkts=k))
+    return out
+
+
+def emulator_drops(path: Path) -> int | None:
+    """Packets the chain dropped outside its link (PATH: DROPS_FILE, emulation/mahimahi.py):
+    in a TUN device's queue or ring while a shell was late, never the loss it was told to
+    make nor the droptail's; the senders' own queue (the innermost device's) not counted.
+    None without the file (no chain, or a run older than it)."""
+    if not path.is_file():
+        return None
+    try:
+        devices = json.loads(path.read_text())
+        return sum(d["rx_dropped"] + d["tx_dropped"] + (0 if d["senders"] else d["qdisc_drops"]) for d in devices)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ParseError(f"{path.name}: not the chain's drop counters ({e})") from None

@@ -19,11 +19,12 @@ from pathlib import Path
 from .. import log
 from ..errors import TestbedError
 from .links import run
-from .mahimahi_plan import GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
+from .mahimahi_plan import DROPS_FILE, GROUP, HOLDER, SHELLS, TUN_QUEUE, UPLINK_LOG, USER, ChainPlan, trace_lines
 from .procs import Process, cmdline, descendants, netns_inode, process_cpu
 
 START_TIMEOUT = 20.0  # seconds for the chain to set up its namespaces (a few under TCG)
 CHAIN_FILE = "mahimahi-chain.txt"  # the chain's command, and its TUN queues' counters at the end
+EGRESS_PREFIX = "link-"  # mm-link's egress TUN device: "link-<its pid>" (packetshell.cc)
 
 
 class ChainNode:
@@ -69,7 +70,18 @@ class Chain:
         inner = ChainNode(host, self.holder)
         if self.plan.sysctls:
             run(inner, ["sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in self.plan.sysctls])
-        self.testbed.enter(self.plan.host, inner)
+        self.testbed.enter(self.plan.host, inner, self._egress())
+
+    def _egress(self) -> tuple:
+        """Where what leaves mm-link can be captured: its egress TUN device (`link-<pid>`,
+        in the namespace mm-link was started in), which its uplink writes each packet to when
+        it sends it; there a departure is seen as the kernel receives it ("in")."""
+        for pid in self._namespaces():
+            for dev in self._tuns(pid):
+                if dev.startswith(EGRESS_PREFIX):
+                    return ChainNode(self.testbed.nodes[self.plan.host], pid), dev, "in"
+        raise TestbedError(f"[{self.plan.host}] Mahimahi's chain: no {EGRESS_PREFIX}* device (mm-link's egress) "
+                           f"in any of its namespaces")
 
     def _wait_for_holder(self) -> int:
         deadline = time.monotonic() + START_TIMEOUT
@@ -94,10 +106,33 @@ class Chain:
                 pids.append(pid)
         return pids
 
+    def _in(self, pid: int, argv: list[str]) -> list:
+        """ARGV's JSON (ip -j, tc -j) run in PID's network namespace."""
+        return json.loads(run(self.testbed.nodes[self.plan.host], ["nsenter", f"--net=/proc/{pid}/ns/net", "--",
+                                                                   *argv]) or "[]")
+
+    def _tun_links(self, pid: int) -> list[dict]:
+        links = self._in(pid, ["ip", "-s", "-d", "-j", "link", "show"])
+        return [lk for lk in links if (lk.get("linkinfo") or {}).get("info_kind") == "tun"]
+
     def _tuns(self, pid: int) -> list[str]:
-        argv = ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "ip", "-d", "-j", "link", "show"]
-        links = json.loads(run(self.testbed.nodes[self.plan.host], argv) or "[]")
-        return [lk["ifname"] for lk in links if (lk.get("linkinfo") or {}).get("info_kind") == "tun"]
+        return [lk["ifname"] for lk in self._tun_links(pid)]
+
+    def _drops(self) -> list[dict]:
+        """Each TUN device of the chain with what was dropped there: by its queue, or by the
+        device (a full ring while a shell was late to read it, a write it refused); the
+        innermost device's queue is the senders' own (fq under pacing: fq)."""
+        innermost, found = netns_inode(self.holder), []
+        for depth, pid in enumerate(self._namespaces()):
+            qdiscs = {q.get("dev"): q for q in self._in(pid, ["tc", "-s", "-j", "qdisc", "show"]) if q.get("root")}
+            for lk in self._tun_links(pid):
+                stats, queue = lk.get("stats64") or {}, qdiscs.get(lk["ifname"]) or {}
+                found.append({"namespace": depth, "dev": lk["ifname"], "qdisc": queue.get("kind"),
+                              "senders": netns_inode(pid) == innermost and lk["ifname"] == "ingress",
+                              "qdisc_drops": queue.get("drops", 0),
+                              **{f"{way}_{k}": (stats.get(way) or {}).get(k, 0)
+                                 for way in ("rx", "tx") for k in ("packets", "dropped")}})
+        return found
 
     def _set_queues(self) -> None:
         """Every TUN device of the chain gets pfifo_fast (the kernel's default qdisc here is
@@ -125,6 +160,7 @@ class Chain:
             if cpu is not None:
                 lines.append(f"{pid} {sum(cpu):.2f} {' '.join(cmdline(pid)[:3])}")
         (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
+        (self.raw_dir / DROPS_FILE).write_text(json.dumps(self._drops(), indent=1) + "\n")
 
     def stop(self) -> None:
         if self.proc is None:

@@ -39,6 +39,7 @@ USER = "nobody"  # the real uid the setuid shells run as (Mahimahi refuses to ru
 GROUP = "nogroup"
 HOLDER = ("sleep", "infinity")  # the chain's innermost command: only holds its namespace
 UPLINK_LOG = "mahimahi-uplink.log.gz"  # mm-link's own log of the uplink, compressed after the run
+DROPS_FILE = "mahimahi-drops.json"  # what each TUN device of the chain dropped (not the link's droptail)
 TRACE_BITS = 12000  # bits of the rate per trace line, as ReBBR's traces (mm-link sends 1504 bytes a line)
 MAX_PERIOD_MS = 60_000  # a trace repeats after at most this long
 TUN_QUEUE = "pfifo_fast"

@@ -124,6 +124,7 @@ class Testbed:
         self._sysctls: dict[str, dict] = {}
         self._intf_state: dict[str, dict] = {}
         self._inside: dict = {}  # host -> where its programs run instead (a Mahimahi chain's inside)
+        self._tap: tuple | None = None  # where the bottleneck's departures are seen, when not its egress
 
     def __enter__(self) -> "Testbed":
         started = time.monotonic()
@@ -221,12 +222,21 @@ class Testbed:
         """Where NAME's programs run: the host, or the inside of a chain started in it."""
         return self._inside.get(name) or self.nodes[name]
 
-    def enter(self, name: str, inside) -> None:
-        """From now on NAME's programs run in INSIDE (mahimahi.ChainNode) until leave(NAME)."""
+    def enter(self, name: str, inside, tap: tuple | None = None) -> None:
+        """From now on NAME's programs run in INSIDE (mahimahi.ChainNode) until leave(NAME);
+        TAP: (node, interface, direction) where what leaves the bottleneck is seen meanwhile."""
         self._inside[name] = inside
+        if tap is not None:
+            self._tap = tap
 
     def leave(self, name: str) -> None:
         self._inside.pop(name, None)
+        self._tap = None
+
+    def tap(self, bottleneck) -> tuple:
+        """(node, interface, direction) to capture what leaves BOTTLENECK (plan.bottleneck):
+        its own egress, or what a chain entered in its place gave."""
+        return self._tap or (self.nodes[bottleneck.host], bottleneck.name, "out")
 
     def snapshot(self) -> dict:
         """What is really in force, for the run's metadata: qdiscs, offloads, sysctls.

@@ -98,23 +98,23 @@ def kernel_findings(ccs: set[str], pacing_fq: bool, lossy: bool = False,
     if cc_missing:
         problems.append(f"kernel {platform.release()} lacks congestion control(s): "
                         f"{', '.join(cc_missing)} (modprobe tcp_<name> failed)")
-    return problems + cc_hints(cc_missing), bool(qdiscs) or not set(cc_missing) <= TESTBED_CCS
+    return problems + cc_hints(cc_missing), bool(qdiscs) or not set(cc_missing) <= TESTBED_CCS.keys()
 
 
-TESTBED_CCS = {"bbr3", "bbr_noagg", "bbr410"}  # built or booted by the testbed's provisioning, each with its hint
+def _noagg_hint() -> str:
+    return ("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or vagrant provision) "
+            "from this kernel's own tcp_bbr.c; it needs the packages "
+            f"linux-headers-{platform.release()} and linux-source-"
+            f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
+
+
+# the congestion controls the testbed's provisioning builds or boots, each with how it does
+TESTBED_CCS = {"bbr3": lambda: BBR3_HINT, "bbr_noagg": _noagg_hint, "bbr410": lambda: BBR410_HINT}
 
 
 def cc_hints(missing: list[str]) -> list[str]:
     """How provisioning provides each of the testbed's own congestion controls in MISSING."""
-    hints = [BBR3_HINT] if "bbr3" in missing else []
-    if "bbr_noagg" in missing:
-        hints.append("bbr_noagg is built by provisioning (ansible role bbrnoagg: sudo ./setup.sh, or "
-                     "vagrant provision) from this kernel's own tcp_bbr.c; it needs the packages "
-                     f"linux-headers-{platform.release()} and linux-source-"
-                     f"{'.'.join(platform.release().split('.')[:2])} (its output says why it skipped)")
-    if "bbr410" in missing:
-        hints.append(BBR410_HINT)
-    return hints
+    return [hint() for cc, hint in TESTBED_CCS.items() if cc in missing]
 
 
 MAHIMAHI_HINT = ("provisioning builds Mahimahi 0.96's shells (ansible role mahimahi: sudo ./setup.sh, or vagrant "

@@ -46,7 +46,7 @@ def counts(up_to: int) -> list[int]:
 def set_aside(metrics: dict) -> list[str]:
     """Why a verdict would set aside a point of these METRICS for the machine's sake
     (verdicts/claims.SET_ASIDE; a probe's link runs at one rate, so it is never off a schedule)."""
-    return [reason for key, reason in claims.SET_ASIDE.items() if metrics.get(key)]
+    return [reason for key, (reason, _) in claims.SET_ASIDE.items() if metrics.get(key)]
 
 
 def _single(cal: dict, rate: float) -> list[str]:

@@ -168,6 +168,7 @@ def _fidelity(rundir: RunDir, meta: dict) -> str | None:
                           ("the bottleneck sent below its rate at", verdict.get("link_short_points")),
                           ("the link did not keep its schedule at", verdict.get("off_schedule_points")),
                           ("the sending hosts held the flows back at", verdict.get("sender_short_points")),
+                          ("Mahimahi's chain dropped packets outside its link at", verdict.get("emulator_drop_points")),
                           (f"this machine's calibration found its emulator unfaithful from {rate}, the rate of",
                            gate.get("points"))):
         if points:

@@ -126,8 +126,7 @@ def record_path(record: dict) -> str | None:
 def path_sets(path: str) -> list[str]:
     """The --set values that give an experiment PATH's design."""
     kind, shaper = path.rsplit("-", 1)
-    # no interface shows what leaves Mahimahi's link: its own log does (the capture is refused)
-    return [f"aqm={kind}", f"shaper={shaper}"] + (["sampling.link_pcap=false"] if shaper == "mahimahi" else [])
+    return [f"aqm={kind}", f"shaper={shaper}"]
 
 
 @dataclass(frozen=True)

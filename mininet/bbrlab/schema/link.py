@@ -120,6 +120,12 @@ class Link:
         return min([self.rate] + [c.rate for c in self.changes])
 
     @property
+    def wire_bytes(self) -> int:
+        """What a full-size packet uses of the rate: an Ethernet frame of tc's shapers, an IP
+        packet of Mahimahi's link (a trace line per 12000 bits carries one 1500-byte packet)."""
+        return MTU_BYTES if self.shaper == "mahimahi" else FRAME_BYTES
+
+    @property
     def buffer_packets(self) -> int:
         return self.buffer.packets(self.rate, self.rtt)
 

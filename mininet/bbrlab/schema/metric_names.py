@@ -66,6 +66,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "queue_p50_pkts": ("pkt", "median backlog of the bottleneck's queue"),
     "queue_max_pkts": ("pkt", "highest backlog of the bottleneck's queue"),
     "bottleneck_drops": ("count", "packets the bottleneck's queue dropped (an AQM's drops and overflows)"),
+    "emulator_drops": ("count", "packets Mahimahi's chain dropped outside its link (a TUN device's queue or ring "
+                                "while a shell was late; the point is then set aside); none without the chain"),
     "queue_delay_p50_ms": ("ms", "median wait in the bottleneck's queue after startup: its backlog at the link rate"),
     "queue_delay_p95_ms": ("ms", "95th percentile wait in the bottleneck's queue after startup"),
     "owd_data_p50_ms": ("ms", "median one-way delay of the probe (sampling.irtt) from the senders' side to the "

@@ -87,9 +87,6 @@ def _check_mahimahi(point) -> None:
             if getattr(group, key) is not None:
                 raise SpecError(f"flows.{i}.{key}: with link.shaper: mahimahi every flow crosses the one "
                                 f"chain: give link.{key} instead{_where(point)}")
-    if point.sampling.link_pcap:
-        raise SpecError("sampling.link_pcap: with link.shaper: mahimahi the bottleneck is mm-link's queue, "
-                        "which no interface shows: its log (kept with the point) records every departure")
 
 
 def workload_warning(points) -> str | None:

@@ -110,8 +110,7 @@ def runs_within(root: Path, first: float, last: float) -> list[tuple[RunDir, flo
     started from FIRST to LAST (epochs): (run, the session's start, its end: the start plus its
     wall time, or LAST for one that did not finish)."""
     found = []
-    for meta_file in (f for sub in sorted(root.iterdir()) if sub.is_dir() for f in _run_files(sub, 3)) \
-            if root.is_dir() else ():
+    for meta_file in _run_files(root, 4):
         try:
             meta = read_json(meta_file)
         except BbrlabError:  # not a run's file: nothing to stamp

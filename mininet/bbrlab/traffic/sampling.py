@@ -184,11 +184,12 @@ class Samplers:
         self.files = []
         self.cpu = CpuSampler(raw_dir / "cpu.txt")
 
-    def _spawn(self, host: str, argv: list[str], name: str) -> None:
+    def _spawn(self, host: str, argv: list[str], name: str, node=None) -> None:
         out = open(self.raw_dir / name, "w")
         self.files.append(out)
         log.command(host, argv)
-        self.procs.append(self.testbed.node(host).popen(argv, stdout=out, stderr=subprocess.STDOUT))
+        node = node or self.testbed.node(host)
+        self.procs.append(node.popen(argv, stdout=out, stderr=subprocess.STDOUT))
         self.names.append(name)
 
     def _record_cpu(self) -> None:
@@ -236,9 +237,11 @@ class Samplers:
                                   str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
         if self.link_pcap:
             # on the bottleneck's own egress, a frame is stamped as the shaper hands it to
-            # the device: when the link sent it, before any receive-path delay (headers only)
-            self._spawn(bn.host, ["tcpdump", "-n", "-i", bn.name, "-Q", "out", "-s", "64", "-B", "16384", "-w",
-                                  str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log")
+            # the device: when the link sent it, before any receive-path delay (headers only);
+            # on mm-link's egress TUN, as mm-link writes the packet out
+            node, dev, direction = self.testbed.tap(bn)
+            self._spawn(bn.host, ["tcpdump", "-n", "-i", dev, "-Q", direction, "-s", "64", "-B", "16384", "-w",
+                                  str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log", node)
         self.cpu.start()
 
     def stop(self) -> None:

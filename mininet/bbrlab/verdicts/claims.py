@@ -120,9 +120,14 @@ CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above 
 # reproduced nor not), and said so.
 OUTSIDE = "outside its stated conditions"
 OFF_SCHEDULE, SENDER_SHORT = "link off its schedule", "senders held back"
-# The point's own metrics that set it aside, each with its reason (the gate is the calibration's)
-SET_ASIDE = {"cpu_bound": CPU_BOUND, "link_short": LINK_SHORT, "off_schedule": OFF_SCHEDULE,
-             "sender_short": SENDER_SHORT}
+EMULATOR_DROPS = "dropped inside the emulator"
+# The point's own metrics that set it aside, each with its reason and the verdict's list of the
+# points it set aside (the gate is the calibration's)
+SET_ASIDE = {"cpu_bound": (CPU_BOUND, "cpu_bound_points"), "link_short": (LINK_SHORT, "link_short_points"),
+             "off_schedule": (OFF_SCHEDULE, "off_schedule_points"),
+             "sender_short": (SENDER_SHORT, "sender_short_points"),
+             "emulator_drops": (EMULATOR_DROPS, "emulator_drop_points")}
+POINT_LISTS = tuple(key for _, key in SET_ASIDE.values())
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
 RECALIBRATE = "measure again: sudo ./figure5.sh calibrate (inside the VM or on a testbed host: sudo bbrlab calibrate)"
@@ -309,7 +314,7 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
     gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check "
              f"({RECALIBRATE})" if gate else GATED)
     titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", OFF_SCHEDULE: OFF_SCHEDULE,
-              SENDER_SHORT: SENDER_SHORT, GATED: gated}
+              SENDER_SHORT: SENDER_SHORT, EMULATOR_DROPS: EMULATOR_DROPS, GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
         if names:
@@ -328,7 +333,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     def flagged(test) -> list[str]:
         return [point_name(g[0]) for g in groups if any(test(r) for r in g)]
 
-    marked = {reason: flagged(lambda r, key=key: r["metrics"].get(key)) for key, reason in SET_ASIDE.items()}
+    marked = {reason: flagged(lambda r, key=key: r["metrics"].get(key)) for key, (reason, _) in SET_ASIDE.items()}
     marked[GATED] = flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []
     untrusted: dict[str, list[str]] = defaultdict(list)
     for reason, names in marked.items():
@@ -352,8 +357,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     else:
         why = _why(results, marked, gate) if overall != "reproduced" else []
     return {"verdict": overall, "why": why,
-            "claims": results, "cpu_bound_points": marked[CPU_BOUND], "link_short_points": marked[LINK_SHORT],
-            "off_schedule_points": marked[OFF_SCHEDULE], "sender_short_points": marked[SENDER_SHORT],
+            "claims": results, **{points: marked[reason] for reason, points in SET_ASIDE.values()},
             "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
 
 
@@ -423,6 +427,9 @@ def verdict_lines(v: dict, why: bool = True) -> list[str]:
     if v.get("off_schedule_points"):
         lines.append("  warning: the link did not keep its schedule (a rate change in force late, or a trace's "
                      f"updates skipped): {_some(v['off_schedule_points'])}")
+    if v.get("emulator_drop_points"):
+        lines.append("  warning: Mahimahi's chain dropped packets outside its link (a shell late to read its TUN "
+                     f"device: the emulator's limit): {_some(v['emulator_drop_points'])}")
     if v.get("sender_short_points"):
         lines.append("  warning: the flows left a plain link idle, held back by their sending hosts (late pacing "
                      f"timers, CPU): {_some(v['sender_short_points'])}")

@@ -18,6 +18,7 @@ import dataclasses
 from pathlib import Path
 
 from ...errors import BbrlabError
+from ...verdicts import claims
 from ...schema import experiment as spec
 from ...store.results import RunDir
 from ..reports import differences
@@ -116,8 +117,7 @@ def figure(runs: list[RunDir], kind: str):
                               title=f"{' and '.join(dict.fromkeys(e.name for e in built))}, {len(runs)} runs: "
                               + ", ".join(names))
     verdict = {"verdict": "not evaluated", "why": ["several runs on one figure: each keeps its own verdict"],
-               "claims": [], "cpu_bound_points": [], "link_short_points": [],
-               "off_schedule_points": [], "sender_short_points": []}
+               "claims": [], **{key: [] for key in claims.POINT_LISTS}}
     with runs_named({cc: name for name, ccs in zip(names, together.ccs.values()) for cc in ccs.values()}):
         fig = plots.figure(exp, together, records, verdict, kind, params_text(runs, built))
     return fig, differ.line()

@@ -119,9 +119,7 @@ def _footer(fig, verdict: dict, host: str | None = None) -> None:
 def untrusted_points(verdict: dict) -> set[str]:
     """The points (as the verdict names them) the emulator cannot be trusted with."""
     gate = verdict.get("fidelity_gate") or {}
-    return (set(verdict.get("cpu_bound_points") or ()) | set(verdict.get("link_short_points") or ())
-            | set(verdict.get("off_schedule_points") or ()) | set(verdict.get("sender_short_points") or ())
-            | set(gate.get("points") or ()))
+    return {p for key in claims_mod.POINT_LISTS for p in verdict.get(key) or ()} | set(gate.get("points") or ())
 
 
 def missing_series(kind: str, rundir: RunDir, records: list[dict]) -> list[str]:
