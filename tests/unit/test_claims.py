@@ -616,3 +616,18 @@ def test_every_claim_the_project_ships_names_its_source():
                 kinds.add(str(c["source"]).split(":")[0])
     assert unsourced == []
     assert {"paper", "testbed"} <= kinds <= set(claim_format.SOURCE_KINDS)
+
+
+def test_a_failed_point_outside_the_sources_conditions_is_outside_not_undecided():
+    """figure8-emulators at 4 Mbit/s: CUBIC's point at 40% loss failed (the chain's loss took
+    iperf3's control connection), and the paper's claim holds at figure 8's BDP of 833
+    packets only: the point, as it was set up (33 packets), is outside, not undecided; a failed
+    point whose conditions cannot be read (its idle RTT was never measured) stays undecided."""
+    (c,) = claim_format.parse([_share_claim(source="paper: figure 8", conditions={"bdp_pkts": {"min": 800}})])
+    measured = rec({"loss": "10%"}, steady_utilization=0.07, bdp_pkts=33.33)
+    stand_in = dict(rec({"loss": "40%"}, bdp_pkts=33.33), error="iperf3: control socket has closed unexpectedly")
+    result = claims.evaluate_claim(c, [measured], failed=[stand_in])
+    assert result["status"] == claims.OUTSIDE and result["checks"] == [], result
+    assert result["outside"]["points"] == ["loss=10%", "loss=40%"]
+    (floor,) = claim_format.parse([_share_claim(source="post: x", conditions={"min_rtt": {"max": "128us"}})])
+    assert claims.evaluate_claim(floor, [], failed=[stand_in])["status"] == "inconclusive"

@@ -56,19 +56,25 @@ def _selects(record: dict, where: dict) -> bool:
     """Whether WHERE selects RECORD's point: its facts, the buffer in BDPs (`buffer_bdp`), and
     a traffic class the point has (`group: N`, `class: NAME`, or `cc: NAME` inside a point that mixes CCs;
     the claim then reads that class's metrics: classes.scope)."""
+    fact = _all_facts(record)
+    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": sorted({g["cc"] for g in record["flows"]}),
+               "class": [g.get("name") or f"g{i + 1}" for i, g in enumerate(record["flows"])]}
+    return selects(fact, present, where)
+
+
+def _all_facts(record: dict) -> dict:
+    """facts(), and what a claim's where or conditions read of its metrics besides."""
     fact = facts(record)
     mets, buffer = record["metrics"], (record.get("link") or {}).get("buffer") or {}
     if buffer.get("unit") == "bdp":  # as written: 8bdp is 8, whatever the packets it rounds to
         fact["buffer_bdp"] = float(buffer["value"])
-    elif mets.get("bdp_pkts"):
+    elif mets.get("bdp_pkts") and mets.get("buffer_pkts") is not None:
         fact["buffer_bdp"] = round(mets["buffer_pkts"] / mets["bdp_pkts"], 2)
     if isinstance(mets.get("bdp_pkts"), (int, float)):  # a source's conditions may bound the path's BDP
         fact["bdp_pkts"] = float(mets["bdp_pkts"])
     if isinstance(mets.get("idle_rtt_min_ms"), (int, float)):  # and its measured floor of RTT
         fact["min_rtt"] = mets["idle_rtt_min_ms"] / 1e3
-    present = {"group": [str(i) for i in range(len(record["flows"]))], "cc": sorted({g["cc"] for g in record["flows"]}),
-               "class": [g.get("name") or f"g{i + 1}" for i, g in enumerate(record["flows"])]}
-    return selects(fact, present, where)
+    return fact
 
 
 def _params_key(record: dict) -> tuple:
@@ -216,13 +222,18 @@ def _set_aside(check: dict, untrusted: dict[str, list[str]]) -> dict:
     return check
 
 
-def _failed_checks(claim: Claim, failed: list[dict]) -> list[dict]:
+def _failed_checks(claim: Claim, failed: list[dict], outside: list[str]) -> list[dict]:
     """An undecided check for each point of FAILED (stand-ins of points that failed to run,
-    judge.failed_points) that CLAIM selects: nothing was measured there."""
-    named = {}
+    judge.failed_points) that CLAIM selects: nothing was measured there. One that lies outside
+    the conditions of the claim's source as it was set up (its BDP) joins OUTSIDE instead."""
+    named, conditions = {}, claim.conditions or {}
     for f in failed:
-        if _selects(f, claim.where):
-            named.setdefault(point_name(f), f["error"])
+        if not _selects(f, claim.where):
+            continue
+        if conditions and set(conditions) <= set(_all_facts(f)) and not _selects(f, conditions):
+            outside.append(point_name(f))
+            continue
+        named.setdefault(point_name(f), f["error"])
     return [{"point": name, "points": [name], "status": stats.INCONCLUSIVE, "value": None,
              "note": f"{FAILED_POINT}: {error}"} for name, error in named.items()]
 
@@ -250,7 +261,7 @@ def evaluate_claim(claim: Claim, records: list[dict], untrusted: dict[str, list[
                     str(other[0]["params"].get(k)) == str(v) for k, v in group[0]["params"].items()
                     if k not in varying):
                 checks.append(_ratio_check(claim, group, other))
-    checks = [_set_aside(c, untrusted or {}) for c in checks] + _failed_checks(claim, list(failed))
+    checks = [_set_aside(c, untrusted or {}) for c in checks] + _failed_checks(claim, list(failed), outside)
     statuses = {c["status"] for c in checks}
     if not checks:
         status = OUTSIDE if outside else "not evaluated"

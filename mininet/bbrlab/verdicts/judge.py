@@ -92,7 +92,9 @@ def failed_points(rundir: RunDir, exp: Experiment) -> list[dict]:
     done = rundir.finished_points()
     errors = {f["point"]: f["error"] for s in metadata.read_run(rundir).get("sessions", [])
               for f in s.get("failed", []) if f["point"] not in done}
-    return [json.loads(json.dumps({**point_fields(p), "metrics": {"loss": p.link.loss}, "error": errors[p.id]},
+    return [json.loads(json.dumps({**point_fields(p), "error": errors[p.id],  # and its path as it was set up
+                                   "metrics": {"loss": p.link.loss, "bdp_pkts": round(p.link.bdp_packets, 2),
+                                               "buffer_pkts": p.link.buffer_packets}},
                                   default=str))
             for p in exp.every_point if p.id in errors]
 
