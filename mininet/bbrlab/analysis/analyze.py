@@ -319,17 +319,14 @@ def _rtt(plan: Plan, raw: Path, t0: float, end: float, startup: float, series: d
     return rtts_all
 
 
-def _bottleneck_samples(point: Point, raw: Path) -> list:
+def _bottleneck_samples(point: Point, raw: Path, frames: list | None) -> list:
     """The bottleneck's counters over the run: its qdisc's (tc), or mm-link's queue replayed
-    from its own log when Mahimahi's chain was the bottleneck (what it sent counted from the
-    capture of its egress when there is one)."""
+    from its own log when Mahimahi's chain was the bottleneck (what it sent counted from
+    FRAMES, the capture of its egress, when there is one)."""
     if (raw / mahimahi_log.UPLINK_LOG).is_file():
         logged = mahimahi_log.samples(mahimahi_log.read(raw / mahimahi_log.UPLINK_LOG), point.sampling.interval,
                                       BOTTLENECK_HANDLE)
-        pcap = raw / "bottleneck.pcap"
-        if not pcap.is_file():
-            return logged
-        return mahimahi_log.on_the_wire(logged, system_output.parse_pcap_frames(pcap.read_bytes()))
+        return logged if frames is None else mahimahi_log.on_the_wire(logged, frames)
     return [q for q in system_output.parse_tc_qdiscs(_read(raw / "tc-bottleneck.txt")) if q.handle == BOTTLENECK_HANDLE]
 
 
@@ -339,7 +336,8 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
     link = point.link
     startup = point.sampling.startup
     rate_steps = [(0.0, link.rate)] + [(c.at, c.rate) for c in link.changes]
-    qsamples = _bottleneck_samples(point, raw)
+    frames = system_output.read_pcap_frames(raw / "bottleneck.pcap")  # once: the chain's samples, the peak
+    qsamples = _bottleneck_samples(point, raw, frames)
     out["emulator_drops"] = mahimahi_log.emulator_drops(raw / mahimahi_log.DROPS_FILE)
     if qsamples:
         series["queue"] = _round([(q.t - t0, q.backlog_pkts) for q in qsamples], 1)
@@ -353,8 +351,7 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
         rate_at = plan.schedule.schedule.rate_at if plan.schedule else aqm_metrics.stepwise(rate_steps)
         aqm_metrics.summarize(qsamples, rate_at, t0, startup, end, series, out)
 
-    # configured bottleneck rate over time; how busy the link was while the flows were
-    # meant to run (after startup)
+    # how busy the link was while the flows were meant to run (after startup)
     planned = [f.start + f.duration for f in plan.flows if f.duration is not None]
     window_end = min(end, max(planned)) if planned and len(planned) == len(plan.flows) else end
     try:
@@ -387,21 +384,21 @@ def _bottleneck(point: Point, plan: Plan, raw: Path, t0: float, end: float, seri
         if offered:  # the ideal is what the trace offered the flows, not its file's average
             out["ideal_goodput_mbps"] = m.ideal_goodput_bps(offered * 1e6, link.loss) / 1e6
             out["goodput_vs_ideal"] = round(out["steady_goodput_mbps"] / out["ideal_goodput_mbps"], 4)
-    peak = _link_peak(raw / "bottleneck.pcap", t0, rate_steps, startup, window_end)
+    peak = _link_peak(frames, t0, rate_steps, startup, window_end)
     if peak is not None:
         out["link_peak_100ms_mbps"], out["link_peak_ratio"] = round(peak[0] / 1e6, 4), round(peak[1], 4)
         out["link_gap_max_ms"], out["link_gap_p99_ms"] = round(peak[2] * 1e3, 3), round(peak[3] * 1e3, 3)
         out["link_peak_beyond_pause"] = round(m.peak_beyond_pause(peak[1], peak[2], PEAK_WINDOW), 4)
 
 
-def _link_peak(pcap: Path, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
+def _link_peak(captured: list | None, t0: float, rate_steps: list, start: float, end: float) -> tuple | None:
     """(highest rate over any 100 ms, its ratio to the rate then configured, the longest and
-    the 99th-percentile pause between two frames) of the frames that left the bottleneck
-    between START and END, or None without a capture. A pause is where a late timer held
-    the shaper: a shaper that catches up sends the held frames at once afterwards."""
-    if not pcap.is_file():
+    the 99th-percentile pause between two frames) of the frames CAPTURED leaving the
+    bottleneck between START and END, or None without a capture. A pause is where a late timer
+    held the shaper: a shaper that catches up sends the held frames at once afterwards."""
+    if captured is None:
         return None
-    frames = [(t - t0, n) for t, n in system_output.parse_pcap_frames(pcap.read_bytes()) if start <= t - t0 <= end]
+    frames = [(t - t0, n) for t, n in captured if start <= t - t0 <= end]
     best = (0.0, 0.0)
     for i, (t_from, bps) in enumerate(rate_steps):  # each configured rate on its own
         t_to = rate_steps[i + 1][0] if i + 1 < len(rate_steps) else end

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import astuple, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bbrlab.errors import ParseError
@@ -116,6 +117,11 @@ def parse_pcap_frames(data: bytes) -> list[tuple[float, int]]:
             break
         frames.append((sec + frac * unit, wire))
     return frames
+
+
+def read_pcap_frames(path: Path) -> list[tuple[float, int]] | None:
+    """parse_pcap_frames of the capture at PATH, or None when there is none."""
+    return parse_pcap_frames(path.read_bytes()) if path.is_file() else None
 
 
 # ---------------------------------------------------------------- cyclictest
