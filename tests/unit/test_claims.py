@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bbrlab.verdicts import claims
+from bbrlab.verdicts import claims, set_aside
 from bbrlab.schema import claim_format
 from bbrlab.schema import experiment as spec
 from bbrlab.errors import SpecError
@@ -537,7 +537,7 @@ def test_a_claim_on_the_rtt_selects_a_point_whose_rtt_is_not_swept():
     on_cubic = claim("eff", where={"cc": "cubic"}, min=0.9)
     v = claims.verdict((on_bbr, elsewhere, on_cubic), [bbr, cubic])
     assert [r["status"] for r in v["claims"]] == ["inconclusive", "not evaluated", "holds"]
-    assert v["claims"][0]["checks"][0]["note"] == claims.CPU_BOUND
+    assert v["claims"][0]["checks"][0]["note"] == set_aside.CPU_BOUND
     assert v["verdict"] == "inconclusive"
 
 

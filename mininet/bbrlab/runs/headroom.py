@@ -4,7 +4,7 @@
 judged faithful, PROBE_CC flows through the same bottleneck (the fidelity experiment's
 quick profile, without its frame capture, which no other experiment makes, and without its
 claims: a probe measures the machine, not a claim), 2, 4, 8, ... at once until a point is set
-aside as a verdict would set it aside (claims.SET_ASIDE: CPU-bound, analysis/cpu_metrics; or its
+aside as a verdict would set it aside (verdicts/set_aside.py: CPU-bound, analysis/cpu_metrics; or its
 senders held back by late pacing timers, or its link below its rate) or the largest count
 asked for is reached. The answer is kept in the calibration ("headroom"), and a run's points
 with more flows at a rate than it carries are named before they run (`--dry-run` and the
@@ -27,7 +27,7 @@ from ..schema import experiment as spec
 from ..schema import flows
 from ..schema.root import ROOT
 from ..store.results import write_json
-from ..verdicts import claims
+from ..verdicts.set_aside import SET_ASIDE
 
 EXPERIMENT = ROOT / "experiments" / "fidelity.yaml"
 PROBE_CC = "bbr"
@@ -45,8 +45,8 @@ def counts(up_to: int) -> list[int]:
 
 def set_aside(metrics: dict) -> list[str]:
     """Why a verdict would set aside a point of these METRICS for the machine's sake
-    (verdicts/claims.SET_ASIDE; a probe's link runs at one rate, so it is never off a schedule)."""
-    return [reason for key, (reason, _) in claims.SET_ASIDE.items() if metrics.get(key)]
+    (verdicts/set_aside.py; a probe's link runs at one rate, so it is never off a schedule)."""
+    return [a.reason for key, a in SET_ASIDE.items() if metrics.get(key)]
 
 
 def _single(cal: dict, rate: float) -> list[str]:

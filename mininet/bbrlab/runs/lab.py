@@ -24,6 +24,7 @@ from ..schema.root import ROOT, require
 from ..errors import BbrlabError, SpecError, did_you_mean
 from ..store.results import MEASUREMENT, RunDir, read_json
 from ..verdicts import claims
+from ..verdicts.set_aside import SET_ASIDE
 
 LABS = ROOT / "labs"
 MANIFEST = "lab.yaml"
@@ -164,13 +165,8 @@ def _fidelity(rundir: RunDir, meta: dict) -> str | None:
         return "no verdict.json: the run was never summarized (`./bbrlab plot DIR` writes it)"
     gate = verdict.get("fidelity_gate") or {}
     rate = claims.gate_rates(gate) if gate.get("rate_bps") else "its rate"
-    for label, points in (("CPU-bound at", verdict.get("cpu_bound_points")),
-                          ("the bottleneck sent below its rate at", verdict.get("link_short_points")),
-                          ("the link did not keep its schedule at", verdict.get("off_schedule_points")),
-                          ("the sending hosts held the flows back at", verdict.get("sender_short_points")),
-                          ("Mahimahi's chain dropped packets outside its link at", verdict.get("emulator_drop_points")),
-                          (f"this machine's calibration found its emulator unfaithful from {rate}, the rate of",
-                           gate.get("points"))):
+    for label, points in [(a.lab, verdict.get(a.points)) for a in SET_ASIDE.values()] + [
+            (f"this machine's calibration found its emulator unfaithful from {rate}, the rate of", gate.get("points"))]:
         if points:
             named = "its one point" if points == ["point"] else ", ".join(points[:3]) + (
                 f" and {len(points) - 3} more" if len(points) > 3 else "")

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..analysis import classes, stats
-from ..analysis.analyze import LINK_DELIVERY_MIN
 from ..schema.claim_format import OWN, Claim, selects, typed
 from ..schema import aqm_format
+from .set_aside import GATED, SET_ASIDE
 
 
 # The link's values a claim's `where` may name when a run does not sweep them (a --set, a
@@ -121,19 +121,9 @@ def point_name(record: dict) -> str:
 # its point failed to run.
 STRADDLES = "interval straddles the bound"
 FAILED_POINT = "the point failed"
-CPU_BOUND, LINK_SHORT, GATED = "CPU-bound", "link below its rate", "at or above the fidelity gate"
 # A claim whose points all lie outside the conditions its source states: not judged (neither
 # reproduced nor not), and said so.
 OUTSIDE = "outside its stated conditions"
-OFF_SCHEDULE, SENDER_SHORT = "link off its schedule", "senders held back"
-EMULATOR_DROPS = "dropped inside the emulator"
-# The point's own metrics that set it aside, each with its reason and the verdict's list of the
-# points it set aside (the gate is the calibration's)
-SET_ASIDE = {"cpu_bound": (CPU_BOUND, "cpu_bound_points"), "link_short": (LINK_SHORT, "link_short_points"),
-             "off_schedule": (OFF_SCHEDULE, "off_schedule_points"),
-             "sender_short": (SENDER_SHORT, "sender_short_points"),
-             "emulator_drops": (EMULATOR_DROPS, "emulator_drop_points")}
-POINT_LISTS = tuple(key for _, key in SET_ASIDE.values())
 # The one command that measures the emulator again, named wherever a gate is reported: a figure
 # script's action works from the host without knowing Vagrant (it runs in the VM when it must)
 RECALIBRATE = "measure again: sudo ./figure5.sh calibrate (inside the VM or on a testbed host: sudo bbrlab calibrate)"
@@ -324,8 +314,7 @@ def _why(results: list[dict], flagged: dict[str, list[str]], gate: dict | None) 
     used = {name for r in results for c in r["checks"] for name in c["points"]}
     gated = (f"at or above {gate_rates(gate)}, where this machine's emulator failed its fidelity check "
              f"({RECALIBRATE})" if gate else GATED)
-    titles = {CPU_BOUND: "CPU-bound points", LINK_SHORT: "link below its rate", OFF_SCHEDULE: OFF_SCHEDULE,
-              SENDER_SHORT: SENDER_SHORT, EMULATOR_DROPS: EMULATOR_DROPS, GATED: gated}
+    titles = {a.reason: a.title for a in SET_ASIDE.values()} | {GATED: gated}
     for reason, names in flagged.items():
         names = [n for n in names if n in used]
         if names:
@@ -344,7 +333,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     def flagged(test) -> list[str]:
         return [point_name(g[0]) for g in groups if any(test(r) for r in g)]
 
-    marked = {reason: flagged(lambda r, key=key: r["metrics"].get(key)) for key, (reason, _) in SET_ASIDE.items()}
+    marked = {a.reason: flagged(lambda r, key=key: r["metrics"].get(key)) for key, a in SET_ASIDE.items()}
     marked[GATED] = flagged(lambda r: _top_rate(r) >= _gate_of(r, gate)["rate_bps"]) if gate else []
     untrusted: dict[str, list[str]] = defaultdict(list)
     for reason, names in marked.items():
@@ -368,7 +357,7 @@ def verdict(claims: tuple[Claim, ...], records: list[dict], gate: dict | None = 
     else:
         why = _why(results, marked, gate) if overall != "reproduced" else []
     return {"verdict": overall, "why": why,
-            "claims": results, **{points: marked[reason] for reason, points in SET_ASIDE.values()},
+            "claims": results, **{a.points: marked[a.reason] for a in SET_ASIDE.values()},
             "fidelity_gate": dict(gate, points=marked[GATED]) if marked[GATED] else None, **count}
 
 
@@ -424,24 +413,12 @@ def verdict_lines(v: dict, why: bool = True) -> list[str]:
         if len(checks) > 4:
             values += f"; {len(checks) - 4} more"
         lines.append(f"  [{MARKS[r['status']]}] {r['text']}" + (f"  ({values})" if values else ""))
-    if v["cpu_bound_points"]:
-        lines.append(f"  warning: CPU-bound points (emulation not trustworthy): {', '.join(v['cpu_bound_points'])}")
+    for a in SET_ASIDE.values():
+        if v.get(a.points):
+            lines.append(f"  warning: {a.warning}: {_some(v[a.points])}")
     gate = v.get("fidelity_gate")
     if gate:
         lines.append(f"  warning: this machine's emulator failed its fidelity check at {gate['rate_bps'] / 1e6:g} Mbit/s "
                      f"({gate['failed']}); not trustworthy at that rate or above: {_some(gate['points'])}; "
                      f"{RECALIBRATE}")
-    if v.get("link_short_points"):
-        lines.append(f"  warning: the backlogged bottleneck sent below {LINK_DELIVERY_MIN:.0%} of its rate "
-                     "(the emulator's limit): "
-                     + ", ".join(v["link_short_points"]))
-    if v.get("off_schedule_points"):
-        lines.append("  warning: the link did not keep its schedule (a rate change in force late, or a trace's "
-                     f"updates skipped): {_some(v['off_schedule_points'])}")
-    if v.get("emulator_drop_points"):
-        lines.append("  warning: Mahimahi's chain dropped packets outside its link (a shell late to read its TUN "
-                     f"device: the emulator's limit): {_some(v['emulator_drop_points'])}")
-    if v.get("sender_short_points"):
-        lines.append("  warning: the flows left a plain link idle, held back by their sending hosts (late pacing "
-                     f"timers, CPU): {_some(v['sender_short_points'])}")
     return lines

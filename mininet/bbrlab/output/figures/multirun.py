@@ -18,7 +18,7 @@ import dataclasses
 from pathlib import Path
 
 from ...errors import BbrlabError
-from ...verdicts import claims
+from ...verdicts.set_aside import POINT_LISTS
 from ...schema import experiment as spec
 from ...store.results import RunDir
 from ..reports import differences
@@ -117,7 +117,7 @@ def figure(runs: list[RunDir], kind: str):
                               title=f"{' and '.join(dict.fromkeys(e.name for e in built))}, {len(runs)} runs: "
                               + ", ".join(names))
     verdict = {"verdict": "not evaluated", "why": ["several runs on one figure: each keeps its own verdict"],
-               "claims": [], **{key: [] for key in claims.POINT_LISTS}}
+               "claims": [], **{key: [] for key in POINT_LISTS}}
     with runs_named({cc: name for name, ccs in zip(names, together.ccs.values()) for cc in ccs.values()}):
         fig = plots.figure(exp, together, records, verdict, kind, params_text(runs, built))
     return fig, differ.line()

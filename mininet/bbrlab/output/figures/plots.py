@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from ...verdicts import claims as claims_mod
+from ...verdicts.set_aside import POINT_LISTS
 from ..reports import differences
 from .legends import clear_legends
 from .plot_kinds import PLOTS
@@ -119,7 +120,7 @@ def _footer(fig, verdict: dict, host: str | None = None) -> None:
 def untrusted_points(verdict: dict) -> set[str]:
     """The points (as the verdict names them) the emulator cannot be trusted with."""
     gate = verdict.get("fidelity_gate") or {}
-    return {p for key in claims_mod.POINT_LISTS for p in verdict.get(key) or ()} | set(gate.get("points") or ())
+    return {p for key in POINT_LISTS for p in verdict.get(key) or ()} | set(gate.get("points") or ())
 
 
 def missing_series(kind: str, rundir: RunDir, records: list[dict]) -> list[str]:
