@@ -66,22 +66,11 @@ class Chain:
         # (no session of its own: mnexec -d makes one, and would fork away from a second)
         self.proc = host.popen(argv, stdout=self._out, stderr=subprocess.STDOUT)
         self.holder = self._wait_for_holder()
-        self._set_queues()
+        egress = self._set_queues()
         inner = ChainNode(host, self.holder)
         if self.plan.sysctls:
             run(inner, ["sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in self.plan.sysctls])
-        self.testbed.enter(self.plan.host, inner, self._egress())
-
-    def _egress(self) -> tuple:
-        """Where what leaves mm-link can be captured: its egress TUN device (`link-<pid>`,
-        in the namespace mm-link was started in), which its uplink writes each packet to when
-        it sends it; there a departure is seen as the kernel receives it ("in")."""
-        for pid in self._namespaces():
-            for dev in self._tuns(pid):
-                if dev.startswith(EGRESS_PREFIX):
-                    return ChainNode(self.testbed.nodes[self.plan.host], pid), dev, "in"
-        raise TestbedError(f"[{self.plan.host}] Mahimahi's chain: no {EGRESS_PREFIX}* device (mm-link's egress) "
-                           f"in any of its namespaces")
+        self.testbed.enter(self.plan.host, inner, egress)
 
     def _wait_for_holder(self) -> int:
         deadline = time.monotonic() + START_TIMEOUT
@@ -115,52 +104,60 @@ class Chain:
         links = self._in(pid, ["ip", "-s", "-d", "-j", "link", "show"])
         return [lk for lk in links if (lk.get("linkinfo") or {}).get("info_kind") == "tun"]
 
-    def _tuns(self, pid: int) -> list[str]:
-        return [lk["ifname"] for lk in self._tun_links(pid)]
-
-    def _drops(self) -> list[dict]:
-        """Each TUN device of the chain with what was dropped there: by its queue, or by the
-        device (a full ring while a shell was late to read it, a write it refused); the
-        innermost device's queue is the senders' own (fq under pacing: fq)."""
-        innermost, found = netns_inode(self.holder), []
-        for depth, pid in enumerate(self._namespaces()):
-            qdiscs = {q.get("dev"): q for q in self._in(pid, ["tc", "-s", "-j", "qdisc", "show"]) if q.get("root")}
-            for lk in self._tun_links(pid):
-                stats, queue = lk.get("stats64") or {}, qdiscs.get(lk["ifname"]) or {}
-                found.append({"namespace": depth, "dev": lk["ifname"], "qdisc": queue.get("kind"),
-                              "senders": netns_inode(pid) == innermost and lk["ifname"] == "ingress",
-                              "qdisc_drops": queue.get("drops", 0),
-                              **{f"{way}_{k}": (stats.get(way) or {}).get(k, 0)
-                                 for way in ("rx", "tx") for k in ("packets", "dropped")}})
+    def _drops(self, depth: int, pid: int, innermost: int | None) -> list[dict]:
+        """Each TUN device of namespace DEPTH (PID's) with what was dropped there: by its
+        queue, or by the device (a full ring while a shell was late to read it, a write it
+        refused); the INNERMOST namespace's ingress queue is the senders' own (fq under
+        pacing: fq)."""
+        found = []
+        qdiscs = {q.get("dev"): q for q in self._in(pid, ["tc", "-s", "-j", "qdisc", "show"]) if q.get("root")}
+        for lk in self._tun_links(pid):
+            stats, queue = lk.get("stats64") or {}, qdiscs.get(lk["ifname"]) or {}
+            found.append({"namespace": depth, "dev": lk["ifname"], "qdisc": queue.get("kind"),
+                          "senders": netns_inode(pid) == innermost and lk["ifname"] == "ingress",
+                          "qdisc_drops": queue.get("drops", 0),
+                          **{f"{way}_{k}": (stats.get(way) or {}).get(k, 0)
+                             for way in ("rx", "tx") for k in ("packets", "dropped")}})
         return found
 
-    def _set_queues(self) -> None:
+    def _set_queues(self) -> tuple:
         """Every TUN device of the chain gets pfifo_fast (the kernel's default qdisc here is
         fq, whose 100-packet flow limit would drop inside the emulator), the innermost one the
-        sender's qdisc."""
+        sender's qdisc. Returns where what leaves mm-link can be captured: its egress TUN
+        device (`link-<pid>`, in the namespace mm-link was started in), which its uplink
+        writes each packet to when it sends it; there a departure is seen as the kernel
+        receives it ("in")."""
         host = self.testbed.nodes[self.plan.host]
-        innermost = netns_inode(self.holder)
+        innermost, egress = netns_inode(self.holder), None
         for pid in self._namespaces():
             inner = netns_inode(pid) == innermost
-            for dev in self._tuns(pid):
+            for dev in [lk["ifname"] for lk in self._tun_links(pid)]:
                 qdisc = self.plan.sender_qdisc if (inner and dev == "ingress") else TUN_QUEUE
                 run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "qdisc", "replace", "dev", dev,
                            "root", qdisc])
+                if dev.startswith(EGRESS_PREFIX) and egress is None:
+                    egress = ChainNode(host, pid), dev, "in"
+        if egress is None:
+            raise TestbedError(f"[{self.plan.host}] Mahimahi's chain: no {EGRESS_PREFIX}* device (mm-link's egress) "
+                               f"in any of its namespaces")
+        return egress
 
     def _record(self) -> None:
         """The chain's command and every TUN queue's counters (drops inside the emulator)."""
         host = self.testbed.nodes[self.plan.host]
-        lines = [f"# {self.plan.describe()}", f"# holder pid {self.holder}"]
-        for depth, pid in enumerate(self._namespaces()):
+        lines, drops = [f"# {self.plan.describe()}", f"# holder pid {self.holder}"], []
+        innermost = netns_inode(self.holder)
+        for depth, pid in enumerate(self._namespaces()):  # one walk: the queues as text, the drops
             out = run(host, ["nsenter", f"--net=/proc/{pid}/ns/net", "--", "tc", "-s", "qdisc", "show"], check=False)
             lines += [f"### namespace {depth} ({' '.join(cmdline(pid)[:2])})", out.rstrip()]
+            drops += self._drops(depth, pid, innermost)
         lines.append("### CPU seconds of each process of the chain (user + system, since it started)")
         for pid in [self.proc.pid, *descendants(self.proc.pid)]:
             cpu = process_cpu(pid)
             if cpu is not None:
                 lines.append(f"{pid} {sum(cpu):.2f} {' '.join(cmdline(pid)[:3])}")
         (self.raw_dir / CHAIN_FILE).write_text("\n".join(lines) + "\n")
-        (self.raw_dir / DROPS_FILE).write_text(json.dumps(self._drops(), indent=1) + "\n")
+        (self.raw_dir / DROPS_FILE).write_text(json.dumps(drops, indent=1) + "\n")
 
     def stop(self) -> None:
         if self.proc is None:
