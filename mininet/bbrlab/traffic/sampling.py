@@ -184,11 +184,12 @@ class Samplers:
         self.files = []
         self.cpu = CpuSampler(raw_dir / "cpu.txt")
 
-    def _spawn(self, host: str, argv: list[str], name: str, node=None) -> None:
+    def _spawn(self, node, argv: list[str], name: str) -> None:
+        """ARGV started on NODE (a host, or where a chain put it: Testbed.node, Testbed.tap),
+        its output in the run's file NAME."""
         out = open(self.raw_dir / name, "w")
         self.files.append(out)
-        log.command(host, argv)
-        node = node or self.testbed.node(host)
+        log.command(node.name, argv)
         self.procs.append(node.popen(argv, stdout=out, stderr=subprocess.STDOUT))
         self.names.append(name)
 
@@ -209,17 +210,18 @@ class Samplers:
         for group, sender, dst in self.plan.groups:
             # One ping per flow group (same path) from its first sender: the RTT a packet
             # sees through the shared bottleneck queue.
-            self._spawn(sender, ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
+            self._spawn(self.testbed.node(sender), ["ping", "-D", "-n", "-i", interval, dst], f"ping-g{group + 1}.txt")
         if self.owd:
             receivers = {f.dst: f.receiver for f in self.plan.flows} | {w.dst: w.receiver for w in self.plan.workloads}
             for group, sender, dst in self.plan.groups:
-                self._spawn(receivers[dst], irtt_probe.server_argv(dst), f"irtt-server-g{group + 1}.log")
+                self._spawn(self.testbed.node(receivers[dst]), irtt_probe.server_argv(dst), f"irtt-server-g{group + 1}.log")
             deadline = time.monotonic() + LISTEN_TIMEOUT
             for group, sender, dst in self.plan.groups:  # a client refused by a closed port gives up
                 wait_listening(self.testbed.node(receivers[dst]), irtt_probe.PORT, deadline, proto="u", program="irtt")
             for group, sender, dst in self.plan.groups:
                 out = str(self.raw_dir / irtt_probe.file_name(group))
-                self._spawn(sender, irtt_probe.client_argv(dst, self.interval, out), f"irtt-client-g{group + 1}.log")
+                self._spawn(self.testbed.node(sender), irtt_probe.client_argv(dst, self.interval, out),
+                            f"irtt-client-g{group + 1}.log")
                 self.graceful.append(self.procs[-1])
         targets = socket_targets(self.plan)
         if targets:
@@ -233,15 +235,15 @@ class Samplers:
             self.queue.start()
         if self.pcap:
             for rcv in sorted(h for h in self.plan.traffic_hosts() if h.startswith("rcv")):
-                self._spawn(rcv, ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",
-                                  str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
+                self._spawn(self.testbed.node(rcv), ["tcpdump", "-n", "-i", f"{rcv}-eth0", "-s", "128", "-w",
+                                                     str(self.raw_dir / f"{rcv}.pcap"), "tcp"], f"tcpdump-{rcv}.log")
         if self.link_pcap:
             # on the bottleneck's own egress, a frame is stamped as the shaper hands it to
             # the device: when the link sent it, before any receive-path delay (headers only);
             # on mm-link's egress TUN, as mm-link writes the packet out
             node, dev, direction = self.testbed.tap(bn)
-            self._spawn(bn.host, ["tcpdump", "-n", "-i", dev, "-Q", direction, "-s", "64", "-B", "16384", "-w",
-                                  str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log", node)
+            self._spawn(node, ["tcpdump", "-n", "-i", dev, "-Q", direction, "-s", "64", "-B", "16384", "-w",
+                               str(self.raw_dir / "bottleneck.pcap")], "tcpdump-bottleneck.log")
         self.cpu.start()
 
     def stop(self) -> None:
