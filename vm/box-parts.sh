@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2154 # the variables are vm/build-box.sh's, which sources this file
 # Sourced by vm/build-box.sh: the box's optional parts, what the roles would otherwise compile
 # under TCG, built here natively in the box's own root: tcp_bbr_noagg (from Debian's
-# linux-source), tcp_bbr410 (Linux 4.10.1's tcp_bbr.c), picoquic's three builds and Mahimahi
+# linux-source), tcp_bbr410 (Linux 4.10.1's tcp_bbr.c), picoquic's builds and Mahimahi
 # 0.96's shells. Figure 5 needs none of them, so none may stop the box: a part whose sources
 # are neither in the source folder nor reachable, or whose build fails, is left out with one
 # line that says which, why (the URL it could not reach, or the build's last line) and how to
@@ -18,7 +18,7 @@ part_src=${BBRLAB_SRC:-$(dirname "$repo")/shared/src}
 box_parts=(
     "noagg|tcp_bbr_noagg (BBR v1 without the ACK-aggregation allowance)||"
     "bbr410|tcp_bbr410 (Linux 4.10.1's BBR)|linux-4.10.1-tcp_bbr.c|https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git/plain/net/ipv4/tcp_bbr.c?h=v4.10.1"
-    "picoquic|picoquic (picoquicdemo and picolog_t, three builds)|pico*.tar.gz|https://github.com/private-octopus/picoquic.git https://github.com/h2o/picotls.git"
+    "picoquic|picoquic (picoquicdemo and picolog_t, four builds)|pico*.tar.gz|https://github.com/private-octopus/picoquic.git https://github.com/h2o/picotls.git"
     "mahimahi|Mahimahi 0.96 (mm-delay, mm-loss, mm-link)|mahimahi-*.tar.gz|https://github.com/ravinet/mahimahi.git"
 )
 declare -A part_what=() part_from=() part_out=() host_reason=()

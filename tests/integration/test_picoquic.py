@@ -85,5 +85,5 @@ def test_the_posts_builds_run_and_each_connection_proves_which_ran():
         assert {r["picoquic_version"] for r in rows} == {build.version}, rows  # as each server printed it
         assert {r["cc_ran"] for r in rows} == {name.split("cc=")[1].split(",")[0]}
         assert all(r["rtt_sample_min_ms"] > 0 for r in rows), rows  # the floor this machine gives (docs/field.md)
-        assert rec["flow_plan"][0]["build"] == build.commit
+        assert rec["flow_plan"][0]["build"] == build.name
     assert not [x for x in leftovers() if "picoquic" in x], leftovers()

@@ -295,6 +295,42 @@ def test_the_version_a_server_ran_proves_which_build_ran(tmp_path):
         quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
 
 
+def test_the_what_if_build_proves_it_is_not_the_published_fix(tmp_path):
+    """The fix with its threshold raised is a build of the same commit: only the version its
+    build suffixes tells the two apart, in the performance log and in the start line."""
+    point = spec.build(raw(cc="bbr", count=1, build="6fc1ff2dedd9-minrtt25ms")).points[0]
+    point = replace(point, sampling=replace(point.sampling, interval=0.02, iperf_interval=0.25, startup=0.0))
+    (flow,) = build_plan(point).flows
+    (tmp_path / "picoquic-f1").mkdir()
+    (tmp_path / "picoquic-f1" / "abc.server.qlog").write_text(qlog(EVENTS))
+    (tmp_path / "picoquic-f1-client.txt").write_text((FIXTURES / "client.txt").read_text())
+    server = tmp_path / "picoquic-f1-server.txt"
+    server.write_text("Starting Picoquic server (v1.1.25.2-minrtt25ms) on port 5201, server name = ::, just_once = 0, "
+                      "do_retry = 0\nclock 1000.5 2.5\ncpu 0.40 0.10\n")
+    perf = tmp_path / "picoquic-f1" / "perf.csv"
+    perf.write_text(PERF.format(ccalgo=5).replace(", 1.1.52.0,", ", 1.1.25.2-minrtt25ms,"))
+    assert quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]["picoquic_version"] == "1.1.25.2-minrtt25ms"
+    perf.unlink()  # no performance log: the version the server printed, suffix and all
+    assert quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]["picoquic_version"] == "1.1.25.2-minrtt25ms"
+    server.write_text(server.read_text().replace("-minrtt25ms", ""))  # the fix as published answered
+    with pytest.raises(ParseError, match=re.escape("picoquic 1.1.25.2 ran, not build 6fc1ff2dedd9-minrtt25ms")):
+        quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
+
+
+def test_the_builds_the_script_makes_are_those_the_schema_names():
+    """build-picoquic.sh's entries (commit, and a what-if's suffix and the constant it
+    changes) and schema/picoquic_builds.py's names, one for one and in the same order."""
+    from bbrlab.schema import picoquic_builds
+
+    script = (Path(__file__).parents[2] / "ansible/roles/picoquic/files/build-picoquic.sh").read_text()
+    entries = re.search(r"^builds=\((.*?)^\)", script, re.S | re.M).group(1)
+    words = [e.split() for e in re.findall(r'"([^"]*)"', re.sub(r"#[^\n]*", "", entries))]
+    assert [w[0][:12] + (f"-{w[4]}" if len(w) == 6 else "") for w in words] == list(picoquic_builds.BUILDS)
+    (whatif,) = [w for w in words if len(w) == 6]
+    assert whatif[5] == "PICOQUIC_MINRTT_THRESHOLD=25000"  # microseconds, as picoquic_internal.h counts
+    assert picoquic_builds.BUILDS[f"{whatif[0][:12]}-{whatif[4]}"].version.endswith(f"-{whatif[4]}")
+
+
 def test_the_rates_figure_tells_the_builds_apart():
     pytest.importorskip("matplotlib")  # it draws figures
     import matplotlib

@@ -90,7 +90,7 @@ def parse_server_cpu(text: str) -> float | None:
 def parse_version(text: str) -> str | None:
     """The version picoquicdemo printed when it started: "Starting Picoquic server (v1.1.25.1)
     on port ..." (its server), "Starting Picoquic (v1.1.25.1) connection to ..." (its client)."""
-    found = re.search(r"^Starting Picoquic (?:server )?\(v([\d.]+)\)", text, re.M)
+    found = re.search(r"^Starting Picoquic (?:server )?\(v([^)\s]+)\)", text, re.M)
     return found.group(1) if found else None
 
 

@@ -3,10 +3,12 @@
 # binary-log reader (picolog_t) from picoquic and picotls at pinned commits, with OpenSSL
 # from Debian (libssl-dev), and install them under PREFIX:
 #   PREFIX/bin/picoquicdemo, PREFIX/bin/picolog_t       today's build (the first in `builds`)
-#   PREFIX/lib/picoquic/COMMIT12/{picoquicdemo,picolog_t}   each older build, by its commit
+#   PREFIX/lib/picoquic/NAME/{picoquicdemo,picolog_t}   each older build, by its name: its
+#                                                commit's first 12 hex digits, and for a
+#                                                what-if build a suffix (see below)
 #   PREFIX/share/picoquic/certs/{cert,key}.pem   the test certificate picoquic ships
 #   PREFIX/share/picoquic/build.txt              the pinned commits, then one line per build:
-#                                                "COMMIT12 built ..." or "COMMIT12 failed: why"
+#                                                "NAME built ..." or "NAME failed: why"
 #
 #   build-picoquic.sh [--status | --sources] PREFIX
 #     --status  print "current" (exit 0) or "stale" (exit 1): whether PREFIX holds this
@@ -17,6 +19,10 @@
 # The older builds are the picoquic of Huitema's post "Random loopback delays cause BBR
 # slowdowns" (Oct 2024): its BBR as first measured, and the fix it describes (PR #1761).
 # They are optional: when one does not build, build.txt says why and today's stays.
+# A what-if build is one of them with one constant of picoquic_internal.h changed (its entry's
+# fifth and sixth words: the suffix of its name and NAME=VALUE); its version (PICOQUIC_VERSION,
+# which picoquicdemo prints and its performance log keeps) carries the same suffix, so that a
+# run proves it ran the what-if and not the commit as published.
 # Sources: the offline copies picoquic-<commit:12>.tar.gz and picotls-<commit:12>.tar.gz in
 # $BBRLAB_SRC (default: ../shared/src beside the checkout, when this script runs from one),
 # checked against their sha256; else `git fetch` of the pinned commits from GitHub (git
@@ -26,6 +32,7 @@
 set -euo pipefail
 
 # picoquic commit, its tarball's sha256, the picotls commit it pins, that tarball's sha256
+# [, a what-if's name suffix and the constant it changes]
 builds=(
     # 2026-08-16: today's picoquic; picotls as its CMakeLists.txt pins it
     "d199d45be8690dfa8653e214733243524112e3c0 a4c9f8d27f4e81cdf005019edb43f7147ad810b6afb5a2c3d78b736469f29b86
@@ -36,6 +43,11 @@ builds=(
     # 2024-10-12: PR #1761 merged, BBR's delay tests off below a min RTT of 128 us (the fix)
     "6fc1ff2dedd93f7f524901e96bf10c09effad003 618df8964d9861af57ee2a13aa024868238222075f7cb4088768965dedac65a9
      5a4461d8a3948d9d26bf861e7d90cb80d8093515 383997dd685603b525dd6857654b7790945b1e1199dda1650f80b3b0fea205a9"
+    # what if: the fix with its threshold at 25 ms, above this testbed's floor of min RTT as
+    # picoquic sees it (3-6 ms), as 128 us was above the post's loopback (20 us)
+    "6fc1ff2dedd93f7f524901e96bf10c09effad003 618df8964d9861af57ee2a13aa024868238222075f7cb4088768965dedac65a9
+     5a4461d8a3948d9d26bf861e7d90cb80d8093515 383997dd685603b525dd6857654b7790945b1e1199dda1650f80b3b0fea205a9
+     minrtt25ms PICOQUIC_MINRTT_THRESHOLD=25000"
 )
 jobs=${BBRLAB_BUILD_JOBS:-$(nproc)}
 
@@ -46,8 +58,10 @@ prefix=${1:?usage: build-picoquic.sh [--status | --sources] PREFIX}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(realpath -m "${BBRLAB_SRC:-$here/../../../../../shared/src}")
 stamp=$prefix/share/picoquic/build.txt
-# shellcheck disable=SC2086 # each entry of builds is four words
-want="picoquic $(for b in "${builds[@]}"; do set -- $b; printf '%s ' "${1:0:12}"; done)script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+# name COMMIT SHA PTLS PTLS_SHA [SUFFIX CONSTANT]: the build's name (its directory, its stamp line)
+name() { echo "${1:0:12}${5:+-$5}"; }
+# shellcheck disable=SC2086 # each entry of builds is four or six words
+want="picoquic $(for b in "${builds[@]}"; do printf '%s ' "$(name $b)"; done)script $(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
 
 reachable() { # reachable URL: nothing when its host answers (any HTTP status), else why not
     python3 -c 'import sys, urllib.error, urllib.request
@@ -109,9 +123,25 @@ unpack() { # unpack NAME COMMIT SHA256 URL: the sources of NAME in $work/NAME
     fi
 }
 
-compile() { # compile PICOQUIC PQ_SHA PICOTLS PT_SHA: picoquicdemo and picolog_t in $work/picoquic
+whatif() { # whatif SUFFIX NAME=VALUE: change #define NAME in picoquic_internal.h to VALUE and
+    # suffix picoquic's version; fail unless both changed exactly one line
+    local header=$work/picoquic/picoquic/picoquic_internal.h version=$work/picoquic/picoquic/picoquic.h
+    local const=${2%%=*} value=${2#*=}
+    [[ $(grep -c "^#define $const " "$header") == 1 && $(grep -c '^#define PICOQUIC_VERSION "' "$version") == 1 ]] ||
+        { echo "build-picoquic: what-if $1: #define $const or PICOQUIC_VERSION is not there once" >&2; return 1; }
+    sed -i "s|^#define $const .*|#define $const $value /* what-if $1 (build-picoquic.sh) */|" "$header"
+    sed -i "s|^#define PICOQUIC_VERSION \"\([^\"]*\)\"|#define PICOQUIC_VERSION \"\1-$1\"|" "$version"
+    if ! grep -q "^#define $const $value " "$header" || ! grep -q "^#define PICOQUIC_VERSION \".*-$1\"" "$version"; then
+        echo "build-picoquic: what-if $1 did not apply" >&2
+        return 1
+    fi
+}
+
+compile() { # compile PICOQUIC PQ_SHA PICOTLS PT_SHA [SUFFIX CONSTANT]: picoquicdemo and picolog_t
+    # in $work/picoquic
     unpack picoquic "$1" "$2" https://github.com/private-octopus/picoquic.git || return 1
     unpack picotls "$3" "$4" https://github.com/h2o/picotls.git || return 1
+    [[ -z ${5:-} ]] || whatif "$5" "$6" || return 1
     # picotls first, built in its own tree: picoquic's FindPTLS looks for ../picotls beside it
     if ! { cmake -S "$work/picotls" -B "$work/picotls" -DCMAKE_BUILD_TYPE=Release -DWITH_FUSION=OFF &&
         make -C "$work/picotls" -j"$jobs" picotls-core picotls-openssl picotls-minicrypto; } >"$work/picotls.log" 2>&1
@@ -140,16 +170,17 @@ lines=("${1:0:12} $built")
 for entry in "${builds[@]:1}"; do
     # shellcheck disable=SC2086
     set -- $entry
-    dir=$prefix/lib/picoquic/${1:0:12}
+    build=$(name "$@")
+    dir=$prefix/lib/picoquic/$build
     if why=$(compile "$@" 2>&1 >/dev/null); then
         install -D -m 0755 "$work/picoquic/picoquicdemo" "$dir/picoquicdemo"
         install -D -m 0755 "$work/picoquic/picolog_t" "$dir/picolog_t"
-        lines+=("${1:0:12} $built")
+        lines+=("$build $built")
         echo "build-picoquic: installed $dir/picoquicdemo"
     else
         rm -rf "$dir"
-        lines+=("${1:0:12} failed: $(tail -n 1 <<<"$why")")
-        echo "build-picoquic: warning: picoquic ${1:0:12} not built: $why" >&2
+        lines+=("$build failed: $(tail -n 1 <<<"$why")")
+        echo "build-picoquic: warning: picoquic $build not built: $why" >&2
     fi
 done
 printf '%s\n' "$want" "${lines[@]}" >"$stamp"

@@ -83,8 +83,8 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "flows.*.tool": ("`iperf3` or `picoquic`", "iperf3", "what sends the group's flows: kernel TCP through iperf3, "
                      "or QUIC connections through picoquic's quicperf (`size` only, its own CCs: "
                      f"{', '.join(ccs.QUIC_CCS)})"),
-    "flows.*.build": ("a picoquic build's commit: " + ", ".join(
-                          f"`{b.commit}` ({b.date}, {b.what})" for b in picoquic_builds.BUILDS.values()),
+    "flows.*.build": ("a picoquic build's name (its commit, and a what-if's suffix): " + ", ".join(
+                          f"`{b.name}` ({b.date}, {b.what})" for b in picoquic_builds.BUILDS.values()),
                       f"`{picoquic_builds.DEFAULT}`", "the picoquic that sends the group's connections "
                       "(`tool: picoquic` only); each connection's row says the version that ran. The 2024 builds "
                       "take their own CCs: " + ", ".join(picoquic_builds.CCS_2024)),
