@@ -66,7 +66,8 @@ def test_quic_jitter_quick_runs_picoquic_connections_through_the_bottleneck():
 
 def test_the_posts_builds_run_and_each_connection_proves_which_ran():
     """quic-post's quick profile: picoquic's BBR of 2024-09-27 and of 2024-10-12 (the post's
-    fix) and CUBIC, each connection read back by the version its server printed; the
+    fix, and the fix with its threshold at 25 ms: a what-if) and CUBIC, each connection read
+    back by the version its server printed; the
     connections' smallest RTT samples say where this machine's floor stands against the
     fix's 128 us (milliseconds under TCG: docs/field.md)."""
     from conftest import RESULTS, by_point, fresh_quick, leftovers
@@ -77,7 +78,8 @@ def test_the_posts_builds_run_and_each_connection_proves_which_ran():
     rundir = fresh_quick("quic-post", RESULTS / "quic")
     points = by_point(rundir)
     assert set(points) == {f"delay_variation=1ms,cc={cc},build={b}" for cc, b in
-                           [("bbr", "401781f40e04"), ("bbr", "6fc1ff2dedd9"), ("cubic", "401781f40e04")]}
+                           [("bbr", "401781f40e04"), ("bbr", "6fc1ff2dedd9"), ("bbr", "6fc1ff2dedd9-minrtt25ms"),
+                            ("cubic", "401781f40e04")]}
     for name, rec in points.items():
         build = picoquic_builds.BUILDS[name.rsplit("=", 1)[1]]
         rows = rec["metrics"]["flows"]
