@@ -6,7 +6,9 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
   saw acknowledged per interval (picoquic_output.py), which add up to the same bytes;
 - cwnd in packets of the largest 1-RTT packet sent, smoothed RTT, pacing rate, and the
   RTT samples themselves (`rtt_sample_ms`: the post's figure 2), from the server's qlog;
-- bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1);
+- bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1), from builds
+  whose qlog records it (never from the 2024 builds': a connection without a state change
+  there has not been shown to stay in STARTUP);
 - cpu_s: the CPU seconds of the connection's server and client processes (the post tells
   a CPU-bound stack from a control-bound one), and cpu_share: of one core, over the
   connection's duration;
@@ -124,7 +126,8 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         return points
 
     rtts = [d["latest_rtt"] / 1e3 for _, d in qlog.metrics if "latest_rtt" in d]
-    phases = _phases(qlog, flow.cc, offset)
+    logged = picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states
+    phases = _phases(qlog, flow.cc, offset) if logged else []
     series = {
         "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start": round(launched, 4),
         "data_start": round(offset, 4),

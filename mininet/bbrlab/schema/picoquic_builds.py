@@ -34,12 +34,15 @@ class Build:
     # "legacy" (*REPEAT:STREAM:PREVIOUS:POST:SIZE, all picoquic of 2024 knows)
     scenario: str
     ccs: tuple[str, ...]  # the congestion controls its -G takes (picoquic's names, quicctx.c)
+    # whether its qlog says when the CC changes state ("congestion_state_updated"): the 2024
+    # builds' qlog writer reads the state from the binary log but never writes it
+    logs_states: bool = False
 
 
 # picoquic of 2024 names NewReno "reno" and has no c4
 CCS_2024 = ("bbr", "bbr1", "cubic", "dcubic", "fast", "prague", "reno")
 BUILDS = {b.name: b for b in (
-    Build("d199d45be869", "1.1.52.0", "2026-08-16", "today's picoquic", "stream", QUIC_CCS),
+    Build("d199d45be869", "1.1.52.0", "2026-08-16", "today's picoquic", "stream", QUIC_CCS, logs_states=True),
     Build("401781f40e04", "1.1.25.1", "2024-09-27", "the post's BBR, before its fix (PR #1761)", "legacy", CCS_2024),
     Build("6fc1ff2dedd9", "1.1.25.2", "2024-10-12", "the post's fix (PR #1761: no delay tests below 128 us of min RTT)",
           "legacy", CCS_2024),
