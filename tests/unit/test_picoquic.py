@@ -152,6 +152,9 @@ def test_one_connection_row_and_series(tmp_path):
     assert series["bbr_phase"] == [[3.0, "STARTUP"], [3.0031, "PROBE_BW_UP"]] and series["bbr_version"] == 3
     assert series["cwnd"][0] == [3.0015, pytest.approx(14400 / 1030, abs=0.1)]
     assert series["pacing_mbps"] == [[3.0015, 8.0], [3.6, 8.0]]  # held to the connection's end
+    assert row["pacing_p50_mbps"] == 8.0  # what its CC asked for, after the startup period (none here)
+    late = replace(point, sampling=replace(point.sampling, startup=1.0))  # the connection ended before it
+    assert quic_flows.flow(late, flow, tmp_path, t0, 2.9)[0]["pacing_p50_mbps"] is None
     assert classes.cc_key(row) == "picoquic-bbr" and classes.cc_key({"cc": "bbr"}) == "bbr"
     assert row["cc_ran"] == "bbr" and row["pacing_limited_share"] == round(775 / 1039, 4)
     assert row["cwnd_limited_share"] == round(257 / 1039, 4) and row["retransmits"] == 0  # the performance log's

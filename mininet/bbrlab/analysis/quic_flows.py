@@ -13,7 +13,9 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
   a CPU-bound stack from a control-bound one), and cpu_share: of one core, over the
   connection's duration;
 - from the server's performance log: the CC that ran (checked against the one asked for),
-  and the shares of its packet trains that pacing, or the cwnd, held back.
+  and the shares of its packet trains that pacing, or the cwnd, held back;
+- pacing_p50_mbps: the median pacing rate over the connection after the startup period, the
+  rate its CC asked for (set against goodput: a pacer the machine holds back sends below it).
 """
 
 from __future__ import annotations
@@ -158,8 +160,17 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         # the post's diagnosis: a connection pacing-limited rather than cwnd-limited
         "pacing_limited_share": _share(perf.get("tb_pacing"), perf.get("trains_s")),
         "cwnd_limited_share": _share(perf.get("tb_cwin"), perf.get("trains_s")),
+        # the rate its CC asked for, against what it sent: a pacer held back by the machine
+        # sends below it (the median over the connection after the startup period)
+        "pacing_p50_mbps": _after(series["pacing_mbps"], offset + point.sampling.startup),
     }
     return row, series, tput, (offset, intervals)
+
+
+def _after(values: list, start: float) -> float | None:
+    """The median of a series's [time, value] pairs from START on, None when it has none."""
+    later = [v for t, v in values if t >= start]
+    return round(m.percentile(later, 50), 4) if later else None
 
 
 def _maybe(value: float | None) -> float | None:
