@@ -354,13 +354,18 @@ def test_the_rates_figure_tells_the_builds_apart():
         return rec
 
     records = [record("bbr", "401781f40e04", [1.0, 2.0]), record("bbr", "6fc1ff2dedd9", [2.0, 2.5]),
-               record("cubic", "401781f40e04", [2.2, 2.4])]
+               record("bbr", "6fc1ff2dedd9-minrtt25ms", [2.1, 2.6]), record("cubic", "401781f40e04", [2.2, 2.4])]
     fig = plots_quic.quic_rates(plt, None, None, records)
     labels = fig.axes[0].get_legend_handles_labels()[1]
-    assert labels == ["picoquic bbr (BBRv3), 1.1.25.1 of 2024-09-27", "picoquic bbr (BBRv3), 1.1.25.2 of 2024-10-12",
-                      "picoquic cubic, 1.1.25.1 of 2024-09-27"]
+    assert labels == ["picoquic bbr (BBRv3),\n1.1.25.1 of 2024-09-27", "picoquic bbr (BBRv3),\n1.1.25.2 of 2024-10-12",
+                      "picoquic bbr (BBRv3),\n1.1.25.2-minrtt25ms of 2024-10-12",
+                      "picoquic cubic,\n1.1.25.1 of 2024-09-27"]
     lines = fig.axes[0].get_lines()
     assert lines[0].get_color() != lines[1].get_color() and lines[1].get_linestyle() == "--"
+    assert lines[2].get_linestyle() == ":" and lines[2].get_marker() == "D"  # the what-if, apart from the fix
+    fig.canvas.draw()  # the legend beside the panel, inside the figure, over no connection's rate
+    legend = fig.axes[0].get_legend().get_window_extent()
+    assert legend.x0 > fig.axes[0].get_window_extent().x1 and legend.x1 <= fig.bbox.x1
     plt.close(fig)
 
 

@@ -108,6 +108,19 @@ def test_the_footer_is_coloured_by_the_verdict_word(word, color):
     assert text.get_text().startswith(f"verdict: {word}\n  why: interval straddles the bound")
 
 
+def test_the_footer_stays_inside_a_narrow_figure():
+    """Each verdict line is cut to the figure's width: drawn, it ends inside the figure."""
+    plt = plots._pyplot()
+    fig = plt.figure(figsize=(8, 6))
+    long_why = "CPU-bound points: " + ", ".join(f"delay_variation=1ms, cc=bbr, build=b{i}" for i in range(6))
+    plots._footer(fig, {"verdict": "inconclusive", "why": [long_why], "claims": [], "cpu_bound_points": []})
+    (text,) = fig.texts
+    fig.canvas.draw()
+    box = text.get_window_extent(fig.canvas.get_renderer())
+    plt.close(fig)
+    assert box.x1 <= fig.bbox.x1 and "…" in text.get_text()
+
+
 def test_no_legend_covers_the_data(step_run, tmp_path):
     run = step_run(tmp_path)
     exp = spec.build(spec.load_raw(run.path / "spec.yaml"), default_name="step")

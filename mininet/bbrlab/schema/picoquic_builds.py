@@ -82,3 +82,8 @@ def label(name: str) -> str:
     """How figures and reports name a build: its version and day."""
     build = BUILDS[name]
     return f"picoquic {build.version} of {build.date}"
+
+
+def what_if(name: str | None) -> bool:
+    """Whether build NAME is a what-if (a published commit with a constant changed)."""
+    return name is not None and "-" in name

@@ -108,7 +108,9 @@ def _footer(fig, verdict: dict, host: str | None = None) -> None:
     """The verdict's lines under the figure, and HOST (the host's load while the run measured,
     store/host_load: known once vm/vm.sh has handed it over, so in a figure redrawn after that)."""
     lines = claims_mod.verdict_lines(verdict) + ([host] if host else [])
-    text = "\n".join(_shortened(line) for line in lines)
+    # as many characters as the figure is wide: 8-point monospace, 0.6 em a character
+    width = min(150, int(fig.get_size_inches()[0] * 72 / (8 * 0.6)) - 2)
+    text = "\n".join(_shortened(line, width) for line in lines)
     color = verdict_color(verdict["verdict"])
     fig.text(0.01, 0.01, text, fontsize=8, family="monospace", va="bottom", ha="left", color=color)
     # room for the axes' labels and the verdict's lines: a share of a figure up to 6 in tall,

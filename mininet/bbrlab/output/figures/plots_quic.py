@@ -32,8 +32,8 @@ def _label(cc: str, tool: str = "picoquic", build: str | None = None) -> str:
         text = f"Linux {cc}" + (" (BBR v1)" if cc == "bbr" else " (BBRv3)" if cc == "bbr3" else "")
     else:
         text = f"picoquic {cc}" + (" (BBRv3)" if cc == "bbr" else " (BBRv1)" if cc == "bbr1" else "")
-        if build is not None:
-            text = f"{text}, {picoquic_builds.label(build).removeprefix('picoquic ')}"
+        if build is not None:  # on a line of its own: a legend as narrow as a panel's half
+            text = f"{text},\n{picoquic_builds.label(build).removeprefix('picoquic ')}"
     return f"{text}, {run}" if run else text
 
 
@@ -41,12 +41,14 @@ def _style(cc: str, tool: str = "picoquic", build: str | None = None) -> dict:
     """picoquic's bbr is v3: BBRv3's colour, never Linux's v1's; bbr1 gets v1's (in the shade
     of its run, where several runs are drawn); an older picoquic build its own shade, by its
     place in the builds' list (every second one dashed, so that two builds of one CC differ
-    in more than a shade)."""
+    in more than a shade; a what-if build dotted, with diamonds)."""
     if tool != "picoquic":
         return style(cc)
     base, _, run = cc.partition(VARIANT_MARK)
     own = {"bbr": "bbr3", "bbr1": "bbr"}.get(base, base)
     shade = int(run) if run else list(picoquic_builds.BUILDS).index(build) if build else 0
+    if picoquic_builds.what_if(build):
+        return {**style(variant(own, shade)), "ls": ":", "marker": "D"}
     return {**style(variant(own, shade) if shade else own), "ls": "--" if build and shade and shade % 2 == 0 else "-"}
 
 
@@ -55,7 +57,8 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
 
     rtts = sorted({r["link"]["rtt"] for r in records})
     variations = sorted({r["link"]["delay_variation"] for r in records})
-    size = (max(8.0, 2.9 * len(variations) + 1.2), max(7.0, 2.7 * len(rtts) + 1.5))
+    legend_in = 2.7  # inches to the right of the panels for the legend
+    size = (max(8.0, 2.9 * len(variations) + 1.2) + legend_in, max(7.0, 2.7 * len(rtts) + 1.5))
     fig, axes = plt.subplots(len(rtts), len(variations), figsize=size, sharey=True, squeeze=False)
     # up to the fastest connection (the link's rate would flatten CPU-bound connections to nothing)
     top = 1.25 * max(f["goodput_mbps"] for r in records for f in r["metrics"]["flows"])
@@ -83,8 +86,9 @@ def quic_rates(plt, exp, rundir: RunDir, records: list[dict], untrusted: set | N
                 ax.set_xlabel("connection (sorted by rate)")
             if j == 0:
                 ax.set_ylabel("bytes / duration (Mbit/s)")
-    axes[0, 0].legend(fontsize=8, loc="upper left")
-    fig.subplots_adjust(hspace=0.45)
+    # beside the panels, never over a connection's rate
+    axes[0, -1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0)
+    fig.subplots_adjust(hspace=0.45, right=1 - (legend_in + 0.2) / size[0])
     return fig
 
 
