@@ -94,9 +94,12 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
     return client, server_text, clock, qlog, perf
 
 
-def _phases(qlog, cc: str, offset: float) -> list:
-    """[time, BBR state name] at each change of picoquic's BBR state (none for another CC)."""
-    names = picoquic_output.STATE_NAMES.get(cc)
+def _phases(qlog, flow: FlowPlan, offset: float) -> list:
+    """[time, BBR state name] at each change of picoquic's BBR state (none for another CC, nor
+    from a build whose qlog does not record its state)."""
+    if not picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states:
+        return []
+    names = picoquic_output.STATE_NAMES.get(flow.cc)
     phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP
     for t, state in qlog.states:
         if names and state != last:
@@ -128,8 +131,7 @@ def flow(point: Point, flow: FlowPlan, raw: Path, t0: float, launched: float) ->
         return points
 
     rtts = [d["latest_rtt"] / 1e3 for _, d in qlog.metrics if "latest_rtt" in d]
-    logged = picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states
-    phases = _phases(qlog, flow.cc, offset) if logged else []
+    phases = _phases(qlog, flow, offset)
     series = {
         "cc": flow.cc, "tool": flow.tool, "group": flow.group, "start": round(launched, 4),
         "data_start": round(offset, 4),
