@@ -55,7 +55,7 @@ def test_with_the_code_hosts_out_of_reach_and_nothing_beside_the_clone_only_opti
     src = clone.parent / "shared" / "src"
     for what, url in [("tcp_bbr410 (Linux 4.10.1's BBR)", "https://git.kernel.org/pub/scm/linux/kernel/git/stable/"
                        "linux.git/plain/net/ipv4/tcp_bbr.c?h=v4.10.1"),
-                      ("picoquic (picoquicdemo and picolog_t, three builds)",
+                      ("picoquic (picoquicdemo and picolog_t, four builds)",
                        "https://github.com/private-octopus/picoquic.git"),
                       ("Mahimahi 0.96 (mm-delay, mm-loss, mm-link)", "https://github.com/ravinet/mahimahi.git")]:
         line = next(x for x in lines if x.startswith(f"build-box: {what} "))
