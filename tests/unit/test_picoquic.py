@@ -298,6 +298,29 @@ def test_the_version_a_server_ran_proves_which_build_ran(tmp_path):
         quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)
 
 
+CC_CSV = ("time, path, sequence, cwin, app limited, cc_state, cc_param, bw_max, transit, \n"
+          "1000, 0, 1, 14000, 0, 0, 0, 0, 0,\n1200000, 0, 2, 30000, 0, 1, 0, 0, 0,\n"
+          "1200500, 0, 3, 30000, 0, 1, 0, 0, 0,\n1250000, 0, 4, 30000, 0, 2, 0, 0, 0,\n")
+
+
+def test_the_binary_logs_csv_gives_the_ccs_changes_of_state():
+    assert picoquic_output.parse_cc_csv(CC_CSV, "cc.csv") == ((1.2, 1), (1.25, 2))
+    for text, message in [("", "empty"), ("time, cwin\n1, 2\n", "no time and cc_state columns"),
+                          (CC_CSV + "12x, 0, 5, 1, 0, 3, 0, 0, 0,\n", "a line without a time and a cc_state")]:
+        with pytest.raises(ParseError, match=message):
+            picoquic_output.parse_cc_csv(text, "cc.csv")
+
+
+def test_a_2024_build_writes_a_binary_log_todays_does_not(tmp_path):
+    from bbrlab.traffic import picoquic
+
+    def argv(build):
+        (flow,) = build_plan(spec.build(raw(cc="bbr", count=1, build=build)).points[0]).flows
+        return picoquic.server_argv(flow, tmp_path)
+
+    assert argv("401781f40e04")[-2:] == ["-b", str(tmp_path)] and "-b" not in argv("d199d45be869")
+
+
 def test_the_what_if_build_proves_it_is_not_the_published_fix(tmp_path):
     """The fix with its threshold raised is a build of the same commit: only the version its
     build suffixes tells the two apart, in the performance log and in the start line."""
@@ -319,6 +342,10 @@ def test_the_what_if_build_proves_it_is_not_the_published_fix(tmp_path):
     # its qlog writer, of 2024, never records the CC's state: no phases are made up for it
     assert "bbr_phase" not in series and not picoquic_builds.BUILDS[flow.build].logs_states
     assert picoquic_builds.BUILDS[picoquic_builds.DEFAULT].logs_states
+    # with its binary log read by picolog_t (cc.csv), the states are there: STARTUP, then DRAIN at 1.2 s
+    (tmp_path / "picoquic-f1" / "cc.csv").write_text(CC_CSV)
+    series = quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[1]
+    assert series["bbr_phase"] == [[3.0, "STARTUP"], [4.2, "DRAIN"], [4.25, "PROBE_BW_DOWN"]]
     perf.unlink()  # no performance log: the version the server printed, suffix and all
     assert quic_flows.flow(point, flow, tmp_path, 1000.0, 2.9)[0]["picoquic_version"] == "1.1.25.2-minrtt25ms"
     server.write_text(server.read_text().replace("-minrtt25ms", ""))  # the fix as published answered

@@ -47,7 +47,8 @@ class Qlog:
     reference: float  # seconds: the trace's time zero
     delivered: tuple[tuple[float, int], ...]  # (t, stream bytes newly acknowledged by an ACK received at t)
     metrics: tuple[tuple[float, dict], ...]  # (t, the fields metrics_updated changed)
-    states: tuple[tuple[float, int], ...]  # (t, the CC's new state, its low byte)
+    # (t, the CC's new state, its low byte); None where they were not recorded
+    states: tuple[tuple[float, int], ...] | None
     retransmits: int | None  # picoquic's own count, from its closing message
     mtu: int  # the largest 1-RTT packet sent, bytes
 
@@ -172,6 +173,29 @@ def _newly_acked(acked: list[list[int]], low: int, high: int) -> list[tuple[int,
                 merged.append([a, b])
         acked[:] = merged
     return new
+
+
+def parse_cc_csv(text: str, name: str) -> tuple[tuple[float, int], ...]:
+    """(t in seconds, the CC's state) at each change of state in picolog_t's CSV of a binary
+    log (-f csv: "time, ..., cc_state, ..." per CC update, time in us from its first event)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise ParseError(f"{name}: empty (picolog_t read no binary log)")
+    names = [n.strip() for n in lines[0].split(",")]
+    if "time" not in names or "cc_state" not in names:
+        raise ParseError(f"{name}: no time and cc_state columns (not picolog_t's -f csv)")
+    at, col = names.index("time"), names.index("cc_state")
+    states, last = [], 0  # a connection starts in its first state (0)
+    for line in lines[1:]:
+        values = [v.strip() for v in line.split(",")]
+        try:
+            t, state = int(values[at]) / 1e6, int(values[col]) & 0xFF
+        except (IndexError, ValueError):
+            raise ParseError(f"{name}: a line without a time and a cc_state: {line[:80]}") from None
+        if state != last:
+            states.append((t, state))
+            last = state
+    return tuple(states)
 
 
 def parse_perflog(text: str) -> dict:

@@ -6,9 +6,9 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
   saw acknowledged per interval (picoquic_output.py), which add up to the same bytes;
 - cwnd in packets of the largest 1-RTT packet sent, smoothed RTT, pacing rate, and the
   RTT samples themselves (`rtt_sample_ms`: the post's figure 2), from the server's qlog;
-- bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1), from builds
-  whose qlog records it (never from the 2024 builds': a connection without a state change
-  there has not been shown to stay in STARTUP);
+- bbr_phase: picoquic's BBR state, by the names of its bbr.c (bbr1.c for bbr1), from the
+  qlog; for the 2024 builds, whose qlog lacks it, from their binary log (cc.csv), and none
+  without it (a connection not shown to change state is not shown to stay in STARTUP);
 - cpu_s: the CPU seconds of the connection's server and client processes (the post tells
   a CPU-bound stack from a control-bound one), and cpu_share: of one core, over the
   connection's duration;
@@ -20,6 +20,7 @@ units of the TCP flows' (analyze.py) where the meaning is the same.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from . import metrics as m
@@ -91,13 +92,22 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
     if flow.build is not None and version != picoquic_builds.BUILDS[flow.build].version:
         raise ParseError(f"flow {flow.id}: picoquic {version or '(no version printed)'} ran, not build "
                          f"{flow.build} ({picoquic_builds.BUILDS[flow.build].version})")
-    return client, server_text, clock, qlog, perf
+    return client, server_text, clock, _with_states(qlog, flow, raw), perf
+
+
+def _with_states(qlog, flow: FlowPlan, raw: Path):
+    """QLOG, with the CC's states from the binary log's CSV for a build whose qlog lacks them
+    (traffic/picoquic.py writes it), or None for them when there is no CSV."""
+    if picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states:
+        return qlog
+    csv = raw / f"picoquic-{flow.id}" / "cc.csv"
+    return replace(qlog, states=picoquic_output.parse_cc_csv(_read(csv), csv.name) if csv.exists() else None)
 
 
 def _phases(qlog, flow: FlowPlan, offset: float) -> list:
     """[time, BBR state name] at each change of picoquic's BBR state (none for another CC, nor
-    from a build whose qlog does not record its state)."""
-    if not picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states:
+    where its states were not recorded)."""
+    if qlog.states is None:
         return []
     names = picoquic_output.STATE_NAMES.get(flow.cc)
     phases, last = ([[round(offset, 4), names[0]]], 0) if names else ([], None)  # a connection starts in STARTUP

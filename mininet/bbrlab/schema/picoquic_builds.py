@@ -62,6 +62,11 @@ def program(name: str | None) -> str:
     return f"{PREFIX}/lib/picoquic/{name}/picoquicdemo"
 
 
+def log_reader(name: str | None) -> str:
+    """The picolog_t of build NAME (None: today's): its binary logs' reader."""
+    return program(name).removesuffix("picoquicdemo") + "picolog_t"
+
+
 def check(name: Any, key: str) -> str:
     """NAME when the testbed builds it, else a SpecError naming KEY and the builds it has."""
     if not isinstance(name, str) or name not in BUILDS:

@@ -13,7 +13,9 @@ name (`-G`, schema/ccs.QUIC_CCS). Per connection the raw folder keeps:
   with its ACK ranges, and the sender's cwnd, pacing rate, RTT samples and CC state; and
   its performance log (-F, perf.csv): the CC that ran, and how often pacing or the cwnd
   held its packet trains back;
-- picoquic-ID-server.txt: the server's output, then `cpu USER SYS` of its process.
+- picoquic-ID-server.txt: the server's output, then `cpu USER SYS` of its process;
+- picoquic-ID/cc.csv, for a build whose qlog lacks the CC's state (the 2024 builds): its
+  binary log (-b) read by the same build's picolog_t (-f csv), whose cc_state column has it.
 
 The server stays up after its connection ends; it is stopped once it has written the
 connection's qlog out (picoquic closes the file's JSON when it deletes the connection,
@@ -36,6 +38,7 @@ PREFIX = picoquic_builds.PREFIX
 DEMO = "picoquicdemo"
 CERTS = f"{PREFIX}/share/picoquic/certs"
 PERF_LOG = "perf.csv"  # the server's performance log, in the connection's log folder
+CC_LOG = "cc.csv"  # the CC's state over time, from the binary log (builds whose qlog lacks it)
 STREAM_HEADER = 397  # bytes the client posts on its stream before the server answers (picoquic's own example)
 LOG_CLOSE_WAIT = 10.0  # seconds a server gets to close its connection's log after the client ended
 # The client, wrapped so that the run keeps when it started and ended (epoch seconds) and
@@ -59,8 +62,14 @@ def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
     per connection when it closes, which names the CC that ran)."""
     # (stdout line by line: the server is stopped by a signal, and its first line, the version
     # that runs, must reach its file: the analysis reads it back)
+    binlog = [] if _states_in_qlog(flow) else ["-b", str(logs)]  # read into CC_LOG when it ends
     return ["stdbuf", "-oL", picoquic_builds.program(flow.build), "-p", str(flow.port),
-            "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem", "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG)]
+            "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem", "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG),
+            *binlog]
+
+
+def _states_in_qlog(flow: FlowPlan) -> bool:
+    return picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states
 
 
 def client_argv(flow: FlowPlan) -> list[str]:
@@ -111,6 +120,18 @@ class Picoquic:
             out.write(f"clock {time.time():.6f} {time.monotonic():.6f}\n")
             if cpu is not None:
                 out.write(f"cpu {cpu[0]:.2f} {cpu[1]:.2f}\n")
+        if not _states_in_qlog(fr.flow):
+            _read_binlog(fr.flow, logs)
+
+
+def _read_binlog(flow: FlowPlan, logs: Path) -> None:
+    """The server's binary log as picolog_t's CSV (CC_LOG; nothing when there is no log), and
+    the binary log removed: what the analysis needs of it is in the CSV."""
+    for binlog in sorted(logs.glob("*.server.log")):
+        with open(logs / CC_LOG, "w") as out:
+            subprocess.run([picoquic_builds.log_reader(flow.build), "-f", "csv", str(binlog)], stdout=out,
+                           stderr=subprocess.DEVNULL, timeout=60, check=False)
+        binlog.unlink()
 
 
 def _written(logs: Path) -> bool:
