@@ -321,6 +321,35 @@ def test_a_2024_build_writes_a_binary_log_todays_does_not(tmp_path):
     assert argv("401781f40e04")[-2:] == ["-b", str(tmp_path)] and "-b" not in argv("d199d45be869")
 
 
+def test_the_binary_log_is_read_once_and_a_failed_read_is_kept(tmp_path, monkeypatch):
+    """One binary log per server, read by the build's own picolog_t into cc.csv and removed;
+    several, or a reader that fails, leave the log in place and a line saying why."""
+    from bbrlab.schema import picoquic_builds
+
+    (flow,) = build_plan(spec.build(raw(cc="bbr", count=1, build="401781f40e04")).points[0]).flows
+    reader = tmp_path / "picolog_t"
+    reader.write_text('#!/bin/sh\n[ "$1 $2" = "-f csv" ] || exit 9\n'
+                      'case "$3" in *bad*) echo "cannot parse $3" >&2; exit 3;; esac\necho "time, cc_state"\n')
+    reader.chmod(0o755)
+    monkeypatch.setattr(picoquic_builds, "log_reader", lambda name: str(reader))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.server.log").write_bytes(b"\0")
+    assert picoquic._read_binlog(flow, logs) is None
+    assert (logs / picoquic_builds.CC_LOG).read_text() == "time, cc_state\n" and not (logs / "a.server.log").exists()
+    (logs / picoquic_builds.CC_LOG).unlink()
+    (logs / "bad.server.log").write_bytes(b"\0")
+    assert picoquic._read_binlog(flow, logs) == "exit 3 reading bad.server.log: cannot parse " + str(logs / "bad.server.log")
+    assert (logs / "bad.server.log").exists() and not (logs / picoquic_builds.CC_LOG).exists()
+    (logs / "c.server.log").write_bytes(b"\0")
+    assert picoquic._read_binlog(flow, logs) == ("expected the server's one binary log, found 2: "
+                                                 "bad.server.log c.server.log")
+    # the analysis reports a failed read as the run's error
+    text = f"clock 1000.5 2.5\n{picoquic_builds.LOG_READ_FAILED} exit 3 reading bad.server.log: x\n"
+    with pytest.raises(ParseError, match=re.escape("flow f1: the CC's states: picolog_t failed: exit 3")):
+        quic_flows._with_states(None, flow, tmp_path, text)
+
+
 def test_the_what_if_build_proves_it_is_not_the_published_fix(tmp_path):
     """The fix with its threshold raised is a build of the same commit: only the version its
     build suffixes tells the two apart, in the performance log and in the start line."""

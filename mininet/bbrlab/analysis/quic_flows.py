@@ -80,7 +80,7 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
         raise ParseError(f"flow {flow.id}: expected one server qlog and its clock line, found "
                          f"{len(logs)} qlog(s){'' if clock is not None else ' and no clock line'}")
     qlog = picoquic_output.parse_qlog(_read(logs[0]), logs[0].name)
-    perf_log = raw / f"picoquic-{flow.id}" / "perf.csv"
+    perf_log = raw / f"picoquic-{flow.id}" / picoquic_builds.PERF_LOG
     # (runs made before the server kept its performance log have none: nothing to read back)
     perf = picoquic_output.parse_perflog(_read(perf_log)) if perf_log.exists() else {"cc": None}
     if perf["cc"] not in (flow.cc, None):  # read back from picoquic's own log: the CC that really ran
@@ -92,15 +92,20 @@ def _logs(flow: FlowPlan, raw: Path) -> tuple:
     if flow.build is not None and version != picoquic_builds.BUILDS[flow.build].version:
         raise ParseError(f"flow {flow.id}: picoquic {version or '(no version printed)'} ran, not build "
                          f"{flow.build} ({picoquic_builds.BUILDS[flow.build].version})")
-    return client, server_text, clock, _with_states(qlog, flow, raw), perf
+    return client, server_text, clock, _with_states(qlog, flow, raw, server_text), perf
 
 
-def _with_states(qlog, flow: FlowPlan, raw: Path):
+def _with_states(qlog, flow: FlowPlan, raw: Path, server_text: str):
     """QLOG, with the CC's states from the binary log's CSV for a build whose qlog lacks them
-    (traffic/picoquic.py writes it), or None for them when there is no CSV."""
-    if picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states:
+    (traffic/picoquic.py writes it), or None for them when there is no CSV (a run made before
+    the testbed read the binary logs). A failed read is the run's error, as the server's
+    output says it."""
+    if picoquic_builds.get(flow.build).logs_states:
         return qlog
-    csv = raw / f"picoquic-{flow.id}" / "cc.csv"
+    for line in server_text.splitlines():
+        if line.startswith(picoquic_builds.LOG_READ_FAILED):
+            raise ParseError(f"flow {flow.id}: the CC's states: {line}")
+    csv = raw / f"picoquic-{flow.id}" / picoquic_builds.CC_LOG
     return replace(qlog, states=picoquic_output.parse_cc_csv(_read(csv), csv.name) if csv.exists() else None)
 
 

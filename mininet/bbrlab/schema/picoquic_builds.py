@@ -53,6 +53,15 @@ BUILDS = {b.name: b for b in (
 )}
 DEFAULT = "d199d45be869"
 PREFIX = "/usr/local"  # where ansible/roles/picoquic installs them
+# in a connection's log folder, beside its qlog (traffic/picoquic.py writes, analysis reads):
+PERF_LOG = "perf.csv"  # the server's performance log (-F)
+CC_LOG = "cc.csv"  # the CC's state over time, read from the binary log of a build whose qlog lacks it
+LOG_READ_FAILED = "picolog_t failed:"  # the server's output line when that read failed
+
+
+def get(name: str | None) -> Build:
+    """Build NAME, or today's when None."""
+    return BUILDS[name or DEFAULT]
 
 
 def program(name: str | None) -> str:
@@ -78,7 +87,7 @@ def check(name: Any, key: str) -> str:
 
 def check_cc(cc: str, name: str | None, key: str) -> None:
     """A SpecError naming KEY when build NAME (None: today's) has no congestion control CC."""
-    build = BUILDS[name or DEFAULT]
+    build = get(name)
     if cc not in build.ccs:
         raise SpecError(f"{key}: picoquic build {build.name} ({build.date}) has no congestion control {cc!r}"
                         f"{did_you_mean(cc, build.ccs)} (it has: {', '.join(build.ccs)})")

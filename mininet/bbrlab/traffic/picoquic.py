@@ -37,8 +37,7 @@ from .iperf import STOP_WAIT, Command, wait_listening
 PREFIX = picoquic_builds.PREFIX
 DEMO = "picoquicdemo"
 CERTS = f"{PREFIX}/share/picoquic/certs"
-PERF_LOG = "perf.csv"  # the server's performance log, in the connection's log folder
-CC_LOG = "cc.csv"  # the CC's state over time, from the binary log (builds whose qlog lacks it)
+PERF_LOG, CC_LOG = picoquic_builds.PERF_LOG, picoquic_builds.CC_LOG
 STREAM_HEADER = 397  # bytes the client posts on its stream before the server answers (picoquic's own example)
 LOG_CLOSE_WAIT = 10.0  # seconds a server gets to close its connection's log after the client ended
 # The client, wrapped so that the run keeps when it started and ended (epoch seconds) and
@@ -48,7 +47,7 @@ CLIENT_WRAPPER = 's=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); echo "epoch $
 
 def scenario(build: str | None, size: int) -> str:
     """quicperf's request of SIZE bytes on one stream, in the syntax BUILD reads."""
-    if picoquic_builds.BUILDS[build or picoquic_builds.DEFAULT].scenario == "legacy":
+    if picoquic_builds.get(build).scenario == "legacy":
         return f"*1:0:-:{STREAM_HEADER}:{size};"  # once, stream 0, at once, post, response
     return f"=b1:*1:{STREAM_HEADER}:{size};"
 
@@ -62,14 +61,10 @@ def server_argv(flow: FlowPlan, logs: Path) -> list[str]:
     per connection when it closes, which names the CC that ran)."""
     # (stdout line by line: the server is stopped by a signal, and its first line, the version
     # that runs, must reach its file: the analysis reads it back)
-    binlog = [] if _states_in_qlog(flow) else ["-b", str(logs)]  # read into CC_LOG when it ends
+    binlog = [] if picoquic_builds.get(flow.build).logs_states else ["-b", str(logs)]  # read into CC_LOG when it ends
     return ["stdbuf", "-oL", picoquic_builds.program(flow.build), "-p", str(flow.port),
             "-c", f"{CERTS}/cert.pem", "-k", f"{CERTS}/key.pem", "-G", flow.cc, "-q", str(logs), "-F", str(logs / PERF_LOG),
             *binlog]
-
-
-def _states_in_qlog(flow: FlowPlan) -> bool:
-    return picoquic_builds.BUILDS[flow.build or picoquic_builds.DEFAULT].logs_states
 
 
 def client_argv(flow: FlowPlan) -> list[str]:
@@ -120,18 +115,27 @@ class Picoquic:
             out.write(f"clock {time.time():.6f} {time.monotonic():.6f}\n")
             if cpu is not None:
                 out.write(f"cpu {cpu[0]:.2f} {cpu[1]:.2f}\n")
-        if not _states_in_qlog(fr.flow):
-            _read_binlog(fr.flow, logs)
+            if not picoquic_builds.get(fr.flow.build).logs_states:
+                failed = _read_binlog(fr.flow, logs)
+                if failed:
+                    out.write(f"{picoquic_builds.LOG_READ_FAILED} {failed}\n")
 
 
-def _read_binlog(flow: FlowPlan, logs: Path) -> None:
-    """The server's binary log as picolog_t's CSV (CC_LOG; nothing when there is no log), and
-    the binary log removed: what the analysis needs of it is in the CSV."""
-    for binlog in sorted(logs.glob("*.server.log")):
-        with open(logs / CC_LOG, "w") as out:
-            subprocess.run([picoquic_builds.log_reader(flow.build), "-f", "csv", str(binlog)], stdout=out,
-                           stderr=subprocess.DEVNULL, timeout=60, check=False)
-        binlog.unlink()
+def _read_binlog(flow: FlowPlan, logs: Path) -> str | None:
+    """The server's one binary log as picolog_t's CSV (CC_LOG), and the binary log removed:
+    what the analysis needs of it is in the CSV. Else why not (the binary log kept)."""
+    binlogs = sorted(logs.glob("*.server.log"))
+    if len(binlogs) != 1:
+        return f"expected the server's one binary log, found {len(binlogs)}: {' '.join(b.name for b in binlogs)}"
+    csv = logs / CC_LOG
+    with open(csv, "w") as out:
+        done = subprocess.run([picoquic_builds.log_reader(flow.build), "-f", "csv", str(binlogs[0])], stdout=out,
+                              stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        csv.unlink()
+        return f"exit {done.returncode} reading {binlogs[0].name}: {' '.join(done.stderr.split())[:300]}"
+    binlogs[0].unlink()
+    return None
 
 
 def _written(logs: Path) -> bool:

@@ -137,7 +137,7 @@ def quic_timeline(plt, exp, rundir: RunDir, records: list[dict]):
             state_ax.set_yticks(range(len(names)), names, fontsize=7)
             state_ax.set_ylim(-0.5, len(names) - 0.5)
         else:
-            why = "not a BBR" if base_cc(flow["cc"]) not in ("bbr", "bbr1") else "this build's qlog does not record it"
+            why = "not a BBR" if base_cc(flow["cc"]) not in ("bbr", "bbr1") else "its states were not recorded"
             state_ax.text(0.5, 0.5, f"no BBR state ({why})", ha="center", va="center", transform=state_ax.transAxes)
             state_ax.set_yticks([])
         state_ax.set_xlabel("seconds from the connection's start")
