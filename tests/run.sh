@@ -2,7 +2,7 @@
 # bbrlab's whole test suite, as CI runs it:  sudo tests/run.sh
 #
 # Stages (each prints its duration; the first failure stops the suite, exit non-zero):
-#   deps         host packages: Vagrant, libvirt, qemu, debootstrap, linters (apt)
+#   deps         host packages: Vagrant, libvirt, qemu, mmdebstrap, linters (apt)
 #                (then "vm up" starts in the background, beside lint, unit and host)
 #   lint         yamllint, ansible-lint, flake8, shellcheck
 #   unit         offline unit tests on captured tool output (pytest, on this host)

@@ -46,7 +46,7 @@ source "$here/hostload.sh"
 source "$here/bootwatch.sh"
 
 host_packages=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-clients
-    qemu-system-x86 qemu-utils dnsmasq-base debootstrap rsync iptables ebtables
+    qemu-system-x86 qemu-utils dnsmasq-base mmdebstrap debootstrap rsync iptables ebtables
     python3 python3-yaml python3-matplotlib python3-scipy ca-certificates tar)
 # What tests/run.sh needs on the host besides: linters and the offline unit tests.
 test_packages=(yamllint ansible-lint ansible-core shellcheck flake8 python3-pytest python3-pandas python3-hypothesis
@@ -166,6 +166,30 @@ do_box() {
     "$here/build-box.sh"
 }
 
+kvm_probe_boot() { # the box's kernel under KVM until its panic, at most 20 s: its console
+    # A guest that runs prints its first line within a second or two; where /dev/kvm exists
+    # but hangs (nested virtualization without its features), nothing comes: 5 s of silence
+    # end the probe, not the whole 20 s.
+    local out pid i
+    out=$(mktemp)
+    # -cpu host: vagrant-libvirt's default cpu_mode is host-model.
+    timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
+        -nodefaults -no-user-config -display none -serial stdio -no-reboot \
+        -kernel "$box_dir/vmlinuz" -append "console=ttyS0 panic=-1 root=/dev/bbrlab-none" \
+        </dev/null >"$out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 200; i++)); do
+        grep -q 'Unable to mount root fs' "$out" && break
+        kill -0 "$pid" 2>/dev/null || break
+        ((i < 50)) || [[ -s $out ]] || break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    cat "$out"
+    rm -f "$out"
+}
+
 kvm_usable() { # KVM works for a stock kernel: /dev/kvm, libvirt offers it, Debian's kernel boots
     local out stamp key
     [[ -r /dev/kvm && -w /dev/kvm ]] || { log "no usable /dev/kvm"; return 1; }
@@ -182,16 +206,12 @@ kvm_usable() { # KVM works for a stock kernel: /dev/kvm, libvirt offers it, Debi
         [[ $(sed -n 2p "$stamp") == usable ]]
         return
     fi
-    # -cpu host: vagrant-libvirt's default cpu_mode is host-model.
-    out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
-        -nodefaults -no-user-config -display none -serial stdio -no-reboot \
-        -kernel "$box_dir/vmlinuz" -append "console=ttyS0 panic=-1 root=/dev/bbrlab-none" \
-        </dev/null 2>&1) || true
+    out=$(kvm_probe_boot)
     if grep -q 'Unable to mount root fs' <<<"$out"; then
         printf '%s\nusable\n' "$key" >"$stamp"
         return 0
     fi
-    log "KVM probe failed: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+    log "KVM probe failed: ${out:+$(tail -n 3 <<<"$out" | tr '\n' ' ')}${out:-the kernel printed nothing within 5 s}"
     printf '%s\nunusable\n' "$key" >"$stamp"
     return 1
 }
