@@ -186,7 +186,7 @@ kvm_probe_boot() { # the box's kernel under KVM until its panic, at most 20 s: i
     done
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
-    cat "$out"
+    grep -v 'terminating on signal' "$out" # (the probe's own end, not the guest's)
     rm -f "$out"
 }
 
@@ -211,7 +211,7 @@ kvm_usable() { # KVM works for a stock kernel: /dev/kvm, libvirt offers it, Debi
         printf '%s\nusable\n' "$key" >"$stamp"
         return 0
     fi
-    log "KVM probe failed: ${out:+$(tail -n 3 <<<"$out" | tr '\n' ' ')}${out:-the kernel printed nothing within 5 s}"
+    log "KVM probe failed: ${out:+$(tail -n 3 <<<"$out" | tr '\n' ' ')}${out:-the box kernel printed nothing under KVM}"
     printf '%s\nunusable\n' "$key" >"$stamp"
     return 1
 }
