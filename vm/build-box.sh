@@ -304,6 +304,7 @@ build_in_root() { # build_in_root ROOT WHAT LOG PACKAGES COMMAND [VAR=VALUE...]:
 }
 
 mount_root() { # mount_root ROOT: what the chroot's package scripts and builds need; no services start
+    local root=$1
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     mount --bind /dev "$root/dev"

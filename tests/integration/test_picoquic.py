@@ -89,8 +89,7 @@ def test_the_posts_builds_run_and_each_connection_proves_which_ran():
         assert all(r["rtt_sample_min_ms"] > 0 for r in rows), rows  # the floor this machine gives (docs/field.md)
         assert rec["flow_plan"][0]["build"] == build.name
         # the CC's states: from the qlog, or (the 2024 builds) from the binary log picolog_t read
-        flows = rundir.series(rec["id"])["flows"]
-        for fid, series in (flows.items() if isinstance(flows, dict) else enumerate(flows)):
+        for series in rundir.series(rec["id"])["flows"].values():
             if series["cc"] == "bbr":
                 assert series["bbr_phase"][0][1] == "STARTUP" and len(series["bbr_phase"]) > 1, series["bbr_phase"]
     assert not [x for x in leftovers() if "picoquic" in x], leftovers()
