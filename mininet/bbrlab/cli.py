@@ -442,8 +442,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def console() -> None:
     """The `bbrlab` command (`python3 -m bbrlab`, and the console script `pip install .` makes)."""
+    import faulthandler
     import signal
 
-    # `bbrlab list | head`: end quietly when the reader goes away, like any Unix tool.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `bbrlab list | head` ends quietly, like any Unix tool
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 PID`: a stuck run's stacks
     sys.exit(main())

@@ -27,10 +27,40 @@ def only_with_all(why: str) -> None:
         pytest.skip(f"runs with BBRLAB_TEST_ALL=1: {why}")
 
 
-def bbrlab(*args, results: Path, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
-    """Run the CLI the way a user does (./bbrlab), capturing its output."""
-    return subprocess.run([str(REPO / "bbrlab"), "--results", str(results), *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=REPO, **kwargs)
+def bbrlab(*args, results: Path, timeout: float = 900, input: str | None = None) -> subprocess.CompletedProcess:
+    """Run the CLI the way a user does (./bbrlab), capturing its output. Past TIMEOUT the
+    test fails with where the command was: its threads' stacks and its processes."""
+    argv = [str(REPO / "bbrlab"), "--results", str(results), *args]
+    # its own process group, so that what it started can be stopped with it
+    with subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else None, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"bbrlab {' '.join(args)} did not end in {timeout:g} s\n{stuck(proc)}", pytrace=False)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def stuck(proc: subprocess.Popen) -> str:
+    """A command PROC that ran too long, stopped as Ctrl-C would (SIGINT to its group, then
+    SIGKILL after 60 s) and said: its processes and threads' stacks then, its output's end."""
+    import signal
+
+    # every process: Mininet's host shells run in sessions of their own
+    tree = subprocess.run(["ps", "-e", "-o", "pid,ppid,stat,etime,time,args", "--forest"],
+                          capture_output=True, text=True).stdout
+    os.kill(proc.pid, signal.SIGUSR1)  # faulthandler: each thread's stack on its stderr
+    out, err = "", ""
+    for sig, wait in ((signal.SIGINT, 60), (signal.SIGKILL, 30)):
+        try:
+            os.killpg(proc.pid, sig)
+            out, err = proc.communicate(timeout=wait)
+            break
+        except ProcessLookupError:
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return f"the processes (it is {proc.pid}):\n{tree[-6000:]}\nits output's end:\n{(out or '')[-3000:]}\n{(err or '')[-8000:]}"
 
 
 def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800, figure: bool = False):

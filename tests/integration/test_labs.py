@@ -75,7 +75,7 @@ def run_lab(number: int) -> None:
     root = ROOT / chosen.name
     t0 = time.monotonic()
     for command in chosen.commands():
-        proc = bbrlab(*as_run(command, root), results=root, timeout=1800)
+        proc = bbrlab(*as_run(command, root), results=root, timeout=1200)
         print(command, proc.stdout[-2000:], proc.stderr[-3000:])
         if command.startswith("./bbrlab lab check"):
             if proc.returncode != 0 and "the emulator did not keep up: CPU-bound at" in proc.stdout:
