@@ -43,12 +43,15 @@ def bbrlab(*args, results: Path, timeout: float = 900, input: str | None = None)
 
 def stuck(proc: subprocess.Popen) -> str:
     """A command PROC that ran too long, stopped as Ctrl-C would (SIGINT to its group, then
-    SIGKILL after 60 s) and said: its processes and threads' stacks then, its output's end."""
+    SIGKILL after 60 s) and said: the processes, the kernel's last lines and the command's
+    threads' stacks then, and its output's end."""
     import signal
 
     # every process: Mininet's host shells run in sessions of their own
     tree = subprocess.run(["ps", "-e", "-o", "pid,ppid,stat,etime,time,args", "--forest"],
                           capture_output=True, text=True).stdout
+    # the kernel's last words: a namespace or device that will not go away says so there
+    kernel = subprocess.run(["dmesg", "--ctime"], capture_output=True, text=True).stdout.splitlines()[-30:]
     os.kill(proc.pid, signal.SIGUSR1)  # faulthandler: each thread's stack on its stderr
     out, err = "", ""
     for sig, wait in ((signal.SIGINT, 60), (signal.SIGKILL, 30)):
@@ -60,7 +63,8 @@ def stuck(proc: subprocess.Popen) -> str:
             break
         except subprocess.TimeoutExpired:
             continue
-    return f"the processes (it is {proc.pid}):\n{tree[-6000:]}\nits output's end:\n{(out or '')[-3000:]}\n{(err or '')[-8000:]}"
+    return "\n".join([f"the processes (it is {proc.pid}):", tree[-6000:], "the kernel's log:", *kernel,
+                      "its output's end:", (out or "")[-3000:], (err or "")[-8000:]])
 
 
 def fresh_quick(name: str, root: Path, *extra: str, timeout: float = 1800, figure: bool = False):
