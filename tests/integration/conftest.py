@@ -31,13 +31,14 @@ def bbrlab(*args, results: Path, timeout: float = 900, input: str | None = None)
     """Run the CLI the way a user does (./bbrlab), capturing its output. Past TIMEOUT the
     test fails with where the command was: its threads' stacks and its processes."""
     argv = [str(REPO / "bbrlab"), "--results", str(results), *args]
-    # its own process group, so that what it started can be stopped with it
-    with subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else None, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True) as proc:
-        try:
-            out, err = proc.communicate(input, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"bbrlab {' '.join(args)} did not end in {timeout:g} s\n{stuck(proc)}", pytrace=False)
+    # its own process group, so that what it started can be stopped with it; no `with`: its
+    # exit waits for the process without a bound, and one stuck in the kernel never ends
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else None, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"bbrlab {' '.join(args)} did not end in {timeout:g} s\n{stuck(proc)}", pytrace=False)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
@@ -57,12 +58,16 @@ def stuck(proc: subprocess.Popen) -> str:
     for sig, wait in ((signal.SIGINT, 60), (signal.SIGKILL, 30)):
         try:
             os.killpg(proc.pid, sig)
+        except ProcessLookupError:  # its group is gone: what it wrote is still to be read
+            pass
+        try:
             out, err = proc.communicate(timeout=wait)
-            break
-        except ProcessLookupError:
             break
         except subprocess.TimeoutExpired:
             continue
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
     return "\n".join([f"the processes (it is {proc.pid}):", tree[-6000:], "the kernel's log:", *kernel,
                       "its output's end:", (out or "")[-3000:], (err or "")[-8000:]])
 
