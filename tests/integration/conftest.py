@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -46,8 +47,6 @@ def stuck(proc: subprocess.Popen) -> str:
     """A command PROC that ran too long, stopped as Ctrl-C would (SIGINT to its group, then
     SIGKILL after 60 s) and said: the processes, the kernel's last lines and the command's
     threads' stacks then, and its output's end."""
-    import signal
-
     # every process: Mininet's host shells run in sessions of their own
     tree = subprocess.run(["ps", "-e", "-o", "pid,ppid,stat,etime,time,args", "--forest"],
                           capture_output=True, text=True).stdout

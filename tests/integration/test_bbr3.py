@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RESULTS, by_point, fresh_quick
+from conftest import REPO, RESULTS, bbrlab, by_point, fresh_quick
 
 from bbrlab.store.results import RunDir, read_json
 
@@ -105,8 +105,7 @@ def test_quic_jitter_tcp_quick_runs_kernel_bbr3_at_quic_jitters_point():
     # v3's state read from its sockets; a 2 MB flow that ends between two netlink samples has
     # none (seen on a slower machine: 2 ss samples, no state), but none reads as another BBR
     versions = [f.get("bbr_version") for f in v3_flows]
-    proc = subprocess.run([str(REPO / "bbrlab"), "--results", str(root), "report", "quic-jitter-tcp"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = bbrlab("report", "quic-jitter-tcp", results=root, timeout=300)
     assert proc.returncode == 0, proc.stderr
     report = (root / "report.md").read_text()
     assert "bbr3 / cubic mean rate" in report and "bbr3: left STARTUP (s)" in report, report[-3000:]

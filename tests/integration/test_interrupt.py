@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import REPO, RESULTS, leftovers
+from conftest import REPO, RESULTS, bbrlab, leftovers
 
 from bbrlab.store.results import RunDir, read_json
 
@@ -73,8 +73,7 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_only_the_rest():
     assert not any(p.name.startswith(".partial") for p in rundir.points_dir.iterdir())
     assert read_json(rundir.path / "run.json")["status"] == "interrupted"
 
-    again = subprocess.run([str(REPO / "bbrlab"), "--results", str(root), *COMMAND], cwd=REPO,
-                           capture_output=True, text=True, timeout=600)
+    again = bbrlab(*COMMAND, results=root, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"resuming {rundir.path} (1 of 2 points done)" in again.stderr
     meta = read_json(rundir.path / "run.json")

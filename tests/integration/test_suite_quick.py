@@ -6,11 +6,10 @@ test_versions.)
 """
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RESULTS
+from conftest import RESULTS, bbrlab
 from test_shortflows import flow_records, judged
 
 from bbrlab.analysis import fct
@@ -24,8 +23,7 @@ SUBSET = ["startup"]
 @pytest.fixture(scope="module")
 def suite():
     root = RESULTS / "suite"
-    proc = subprocess.run([str(REPO / "bbrlab"), "--results", str(root), "suite", "--quick", "--fresh", *SUBSET],
-                          capture_output=True, text=True, timeout=1800, cwd=REPO)
+    proc = bbrlab("suite", "--quick", "--fresh", *SUBSET, results=root, timeout=1800)
     print(proc.stdout, proc.stderr[-4000:])
     return proc, root
 
