@@ -11,7 +11,7 @@
 # The source folder: $BBRLAB_SRC, else ../shared/src beside the checkout (copies of the pinned
 # sources, each checked against its sha256 by its build script). The code hosts are asked
 # once each, before anything is built (`vm/build-box.sh --sources` prints that plan alone).
-# Uses the caller's repo, cache, build_root, log, timed and build_in_root.
+# Uses the caller's repo, cache, build_root, log, timed, logged and stock_release.
 
 part_src=${BBRLAB_SRC:-$(dirname "$repo")/shared/src}
 # name | what | copies in the source folder (a glob; none: Debian's own) | URLs the build fetches otherwise
@@ -128,25 +128,27 @@ build_failed() { # build_failed NAME LOG: the part left out, its log kept where 
     part_left_out "$1" "its build failed: $(tail -n1 "$2") (log: $kept)"
 }
 
-build_noagg() { # build_noagg ROOT: the bbrnoagg role's module, built here at native speed
-    # for the box's kernel (the role then only loads it)
+# Each part's stage_NAME puts what its build needs into the box's root and names the
+# packages (part_tools), the command (part_cmd, run in the root) and its environment
+# (part_env); a part found in the cache sets no command. finish_NAME keeps what it built.
+declare -A part_tools=() part_cmd=() part_env=() part_label=() part_entry=()
+
+stage_noagg() { # the bbrnoagg role's module, built for the box's kernel (the role then only loads it)
     local root=$1 release series version
     release=$(stock_release "$root")
     series=$(cut -d. -f1,2 <<<"$release")
     # shellcheck disable=SC2016 # dpkg's format, not the shell's
     version=$(chroot "$root" dpkg-query -W -f='${Version}' "linux-image-$release")
     install -m 0755 "$noagg_script" "$root/tmp/build-tcp-bbr-noagg.sh"
-    if build_in_root "$root" "tcp_bbr_noagg for $release" "$build_root/noagg.log" \
-        "gcc make xz-utils linux-headers-$release linux-source-$series=$version" "/tmp/build-tcp-bbr-noagg.sh $release"; then
-        log "built tcp_bbr_noagg for $release"
-    else
-        build_failed noagg "$build_root/noagg.log"
-    fi
-    rm -f "$root/tmp/build-tcp-bbr-noagg.sh"
+    part_label[noagg]="tcp_bbr_noagg for $release"
+    part_tools[noagg]="gcc make xz-utils linux-headers-$release linux-source-$series=$version"
+    part_cmd[noagg]="/tmp/build-tcp-bbr-noagg.sh $release"
 }
 
-build_bbr410() { # build_bbr410 ROOT: the bbr410 role's module (Linux 4.10.1's BBR), built
-    # here at native speed for the box's Debian kernel, from the source folder's copy or its URL
+finish_noagg() { rm -f "$1/tmp/build-tcp-bbr-noagg.sh"; }
+
+stage_bbr410() { # the bbr410 role's module (Linux 4.10.1's BBR) for the box's Debian kernel,
+    # from the source folder's copy or its URL
     local root=$1 release source=/tmp/bbr410/none
     release=$(stock_release "$root")
     mkdir -p "$root/tmp/bbr410"
@@ -155,66 +157,150 @@ build_bbr410() { # build_bbr410 ROOT: the bbr410 role's module (Linux 4.10.1's B
         cp "$part_src/linux-4.10.1-tcp_bbr.c" "$root/tmp/bbr410/source.c"
         source=/tmp/bbr410/source.c
     fi
-    if build_in_root "$root" "tcp_bbr410 for $release" "$build_root/bbr410.log" \
-        "gcc make patch linux-headers-$release" "/tmp/bbr410/build-tcp-bbr410.sh $release $source"; then
-        log "built tcp_bbr410 (Linux 4.10.1's BBR) for $release"
-    else
-        build_failed bbr410 "$build_root/bbr410.log"
-    fi
-    rm -rf "$root/tmp/bbr410"
+    part_label[bbr410]="tcp_bbr410 (Linux 4.10.1's BBR) for $release"
+    part_tools[bbr410]="gcc make patch linux-headers-$release"
+    part_cmd[bbr410]="/tmp/bbr410/build-tcp-bbr410.sh $release $source"
 }
 
-build_cached() { # build_cached ROOT NAME WHAT KEY TOOLS GLOB: build NAME in the box's own root
-    # at native speed with /usr/local/lib/bbrlab/build-NAME.sh (installed by the caller), from
-    # the source folder's GLOB when present (the pinned commits by git otherwise), cached under
-    # $cache/NAME/KEY; the entry is copied into /usr/local of the box
-    local root=$1 name=$2 what=$3 entry=$cache/$2/$4 tools=$5 glob=$6
-    if [[ ! -f $entry/share/$name/build.txt ]]; then
-        mkdir -p "$root/tmp/src"
-        if compgen -G "$part_src/$glob" >/dev/null; then
-            # shellcheck disable=SC2086 # GLOB names the sources
-            cp "$part_src"/$glob "$root/tmp/src/"
-        else
-            tools+=" git ca-certificates" # the pinned commits are fetched
-        fi
-        if build_in_root "$root" "$name" "$build_root/$name.log" "$tools" \
-            "/usr/local/lib/bbrlab/build-$name.sh /tmp/$name" BBRLAB_SRC=/tmp/src; then
-            rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/$name/." "$entry.tmp/" &&
-                rm -rf "$entry" && mv "$entry.tmp" "$entry"
-            log "built $what into $entry"
-        else
-            build_failed "$name" "$build_root/$name.log"
-        fi
-        rm -rf "$root/tmp/src" "$root/tmp/$name"
-    else
-        log "$what from the cache ($entry)"
+finish_bbr410() { rm -rf "$1/tmp/bbr410"; }
+
+stage_cached() { # stage_cached ROOT NAME KEY TOOLS GLOB: NAME built with
+    # /usr/local/lib/bbrlab/build-NAME.sh (installed by the caller) from the source folder's
+    # GLOB when present (the pinned commits by git otherwise), unless $cache/NAME/KEY holds it
+    local root=$1 name=$2 entry=$cache/$2/$3 tools=$4 glob=$5
+    part_entry[$name]=$entry
+    if [[ -f $entry/share/$name/build.txt ]]; then
+        log "${part_label[$name]} from the cache ($entry)"
+        return
     fi
+    mkdir -p "$root/tmp/src-$name"
+    if compgen -G "$part_src/$glob" >/dev/null; then
+        # shellcheck disable=SC2086 # GLOB names the sources
+        cp "$part_src"/$glob "$root/tmp/src-$name/"
+    else
+        tools+=" git ca-certificates" # the pinned commits are fetched
+    fi
+    part_tools[$name]=$tools
+    part_cmd[$name]="/usr/local/lib/bbrlab/build-$name.sh /tmp/$name"
+    part_env[$name]=BBRLAB_SRC=/tmp/src-$name
+}
+
+finish_cached() { # finish_cached ROOT NAME BUILT: the new build cached (BUILT 1), the entry
+    # copied into /usr/local of the box
+    local root=$1 name=$2 entry=${part_entry[$2]}
+    if [[ $3 == 1 ]]; then
+        rm -rf "$entry.tmp" && mkdir -p "$entry.tmp" && cp -a "$root/tmp/$name/." "$entry.tmp/" &&
+            rm -rf "$entry" && mv "$entry.tmp" "$entry"
+        log "built ${part_label[$name]} into $entry"
+    fi
+    rm -rf "$root/tmp/src-$name" "$root/tmp/$name"
     [[ ! -f $entry/share/$name/build.txt ]] || cp -a "$entry/." "$root/usr/local/"
 }
 
-build_picoquic() { # build_picoquic ROOT: picoquicdemo and picolog_t in /usr/local of the box,
-    # cached by the hash of the build script (which holds the pinned commits); the picoquic
-    # role then finds them current.
-    local root=$1
-    install -D -m 0755 "$picoquic_script" "$root/usr/local/lib/bbrlab/build-picoquic.sh"
-    build_cached "$root" picoquic picoquic "$(part_key picoquic)" \
-        "cmake make gcc pkg-config libssl-dev" "pico*.tar.gz"
+stage_picoquic() { # picoquicdemo and picolog_t for /usr/local of the box, cached by the hash of
+    # the build script (which holds the pinned commits); the picoquic role then finds them current
+    install -D -m 0755 "$picoquic_script" "$1/usr/local/lib/bbrlab/build-picoquic.sh"
+    part_label[picoquic]=picoquic
+    stage_cached "$1" picoquic "$(part_key picoquic)" "cmake make gcc pkg-config libssl-dev" "pico*.tar.gz"
 }
 
-build_mahimahi() { # build_mahimahi ROOT: Mahimahi 0.96's mm-delay, mm-loss and mm-link (setuid
-    # root) in /usr/local/lib/mahimahi/bin of the box, cached by the hash of the build script
-    # and its patch; the mahimahi role then finds them current.
+finish_picoquic() { finish_cached "$1" picoquic "$2"; }
+
+stage_mahimahi() { # Mahimahi 0.96's mm-delay, mm-loss and mm-link (setuid root) for
+    # /usr/local/lib/mahimahi/bin of the box, cached by the hash of the build script and its
+    # patch; the mahimahi role then finds them current
     local root=$1 tools
     tools=$(python3 -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["mahimahi_build_packages"]))' \
         "$repo/ansible/roles/mahimahi/defaults/main.yml" | sed 's/ git$//; s/ git / /')
+    part_label[mahimahi]=Mahimahi
     install -D -m 0755 "$mahimahi_files/build-mahimahi.sh" "$root/usr/local/lib/bbrlab/build-mahimahi.sh"
     install -D -m 0644 "$mahimahi_files/mahimahi-0.96-on-debian12.patch" "$root/usr/local/lib/bbrlab/mahimahi-0.96-on-debian12.patch"
-    build_cached "$root" mahimahi Mahimahi "$(part_key mahimahi)" "$tools" "mahimahi-*.tar.gz"
+    stage_cached "$root" mahimahi "$(part_key mahimahi)" "$tools" "mahimahi-*.tar.gz"
 }
 
-build_parts() { # build_parts ROOT: each optional part whose sources are in reach
-    local root=$1 name
+finish_mahimahi() { finish_cached "$1" mahimahi "$2"; }
+
+in_root() { # in_root ROOT CMD...: CMD in the box's root, apt and the builds non-interactive
+    local root=$1
+    shift
+    chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"
+}
+
+installed_packages() { # installed_packages ROOT: the packages installed in ROOT, one per line, sorted
+    # shellcheck disable=SC2016 # dpkg's format, not the shell's
+    in_root "$1" dpkg-query -W -f='${db:Status-Status} ${binary:Package}\n' | sed -n 's/^installed //p' | sort
+}
+
+parts_tools() { # parts_tools ROOT NAME...: each part's build tools installed, by one apt run for
+    # all (one resolution, one download, one dpkg run); when that fails, part by part, and a
+    # part whose tools do not install is left out (its command unset). Sets parts_before: the
+    # packages installed before, the box's own
+    local root=$1 name tools=()
+    shift
+    for name; do
+        # shellcheck disable=SC2206 # a list of package names
+        tools+=(${part_tools[$name]})
+    done
+    parts_before=$(installed_packages "$root")
+    if ! timed "the parts' build tools" logged "$build_root/parts-apt.log" \
+        in_root "$root" apt-get install -y -q --no-install-recommends "${tools[@]}"; then
+        for name; do
+            # shellcheck disable=SC2086 # a list of package names
+            if ! logged "$build_root/$name.log" in_root "$root" apt-get install -y -q --no-install-recommends ${part_tools[$name]}; then
+                build_failed "$name" "$build_root/$name.log"
+                unset "part_cmd[$name]"
+            fi
+        done
+    fi
+}
+
+build_parts() { # build_parts ROOT: each optional part whose sources are in reach, the builds side by
+    # side (their configure steps run on one core, the compilers on all); the build tools are
+    # purged again afterwards, so the box keeps only what the roles install
+    local root=$1 name staged=() rc
+    local -A pids=() built=()
     for name in noagg bbr410 picoquic mahimahi; do
-        [[ -v part_out[$name] ]] || "build_$name" "$root"
+        [[ -v part_out[$name] ]] && continue
+        "stage_$name" "$root"
+        staged+=("$name")
+    done
+    local names=()
+    for name in "${staged[@]}"; do
+        [[ -v part_cmd[$name] ]] && names+=("$name")
+    done
+    if ((${#names[@]})); then
+        parts_tools "$root" "${names[@]}"
+        for name in "${names[@]}"; do
+            [[ -v part_cmd[$name] ]] || continue
+            # shellcheck disable=SC2086 # part_env holds VAR=VALUE words
+            timed "${part_label[$name]}" logged "$build_root/$name.log" \
+                in_root "$root" ${part_env[$name]:-} sh -c "${part_cmd[$name]}" &
+            pids[$name]=$!
+        done
+        for name in "${!pids[@]}"; do
+            rc=0
+            wait "${pids[$name]}" || rc=$?
+            if ((rc == 0)); then
+                built[$name]=1
+            else
+                build_failed "$name" "$build_root/$name.log"
+            fi
+        done
+        # two builds may have run depmod at once: this run has the last word on modules.dep
+        in_root "$root" depmod "$(stock_release "$root")"
+        # every package the tools brought, and nothing else: the box keeps exactly its own
+        local added
+        added=$(comm -13 <(echo "$parts_before") <(installed_packages "$root") | paste -sd' ')
+        if [[ -n $added ]]; then
+            in_root "$root" sh -c "apt-get purge -y -q $added >/dev/null && apt-get clean" ||
+                log "warning: could not remove the parts' build tools from the box"
+        fi
+    fi
+    for name in "${staged[@]}"; do
+        case $name in
+            noagg | bbr410) [[ ! -v built[$name] ]] || log "built ${part_label[$name]}"
+                "finish_$name" "$root" ;;
+            *) "finish_$name" "$root" "${built[$name]:-0}" ;;
+        esac
     done
 }

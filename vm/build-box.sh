@@ -282,27 +282,6 @@ install_bbr3_kernel() { # install_bbr3_kernel ROOT: the testbed's 6.12 kernel be
     rm -f "$root/tmp/$(basename "$image")"
 }
 
-build_in_root() { # build_in_root ROOT WHAT LOG PACKAGES COMMAND [VAR=VALUE...]: COMMAND run
-    # in the box's root at native speed with PACKAGES (apt's names, NAME=VERSION allowed)
-    # installed for it, timed and logged as WHAT; the packages this step added are purged
-    # again afterwards, so the box keeps only what the roles install. Returns COMMAND's status.
-    local root=$1 what=$2 logfile=$3 packages=$4 command=$5 added=() pkg rc=0
-    shift 5
-    for pkg in $packages; do
-        # shellcheck disable=SC2016 # dpkg's format, not the shell's
-        chroot "$root" dpkg-query -W -f='${db:Status-Status}' "${pkg%%=*}" 2>/dev/null | grep -qx installed ||
-            added+=("${pkg%%=*}")
-    done
-    timed "$what" logged "$logfile" chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@" \
-        sh -c "apt-get install -y -q --no-install-recommends $packages && $command" || rc=$?
-    if ((${#added[@]})); then
-        chroot "$root" env DEBIAN_FRONTEND=noninteractive sh -c \
-            "apt-get purge -y -q ${added[*]} >/dev/null && apt-get autoremove --purge -y -q >/dev/null && apt-get clean" ||
-            log "warning: could not remove the build tools of $what from the box"
-    fi
-    return "$rc"
-}
-
 mount_root() { # mount_root ROOT: what the chroot's package scripts and builds need; no services start
     local root=$1
     mount -t proc proc "$root/proc"
