@@ -15,10 +15,13 @@
 # commit; cached under $BBRLAB_CACHE/mahimahi by the hash of its script and patch). These parts
 # are optional (vm/box-parts.sh): one whose sources are out of reach, or whose build fails, is
 # left out of the box with one line saying which, why and how to supply it; the box records
-# it beside its file, and is built again once that part's sources are in reach.
+# it beside its file, and is built again once that part's sources are in reach. Last, the
+# testbed's roles are applied into the image natively (ansible-playbook in its chroot), all
+# but their tasks that need the running kernel, and the image records which roles: its
+# first `vagrant up` runs only those tasks (ansible/playbook.yml).
 #
 # The .box is cached under $BBRLAB_CACHE/boxes, keyed by a hash of this script,
-# the build scripts, the roles' package lists and (for arm64) the architecture; it is rebuilt only
+# the build scripts, the roles (ansible/) and (for arm64) the architecture; it is rebuilt only
 # when they change, and re-added to Vagrant only when the installed box is not
 # the current one.
 #
@@ -141,8 +144,12 @@ if [[ $arch == amd64 && ${BBRLAB_BBR3_KERNEL:-0} == 1 ]]; then
     bbr3_kernel=$("$here/build-kernel.sh" --print-dir 2>/dev/null || true)
     [[ -n $bbr3_kernel ]] || die "BBRLAB_BBR3_KERNEL=1, but vm/build-kernel.sh --print-dir failed (run it to see why)"
 fi
+roles_files() { # the names and contents of ansible/'s files: the roles the box's image is provisioned by
+    (cd "$repo/ansible" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
 box_key() { # the box's hash, its cached file's prefix and path, of these inputs and bbr3_kernel
-    hash=$( { cat "${BASH_SOURCE[0]}" "$here/box-parts.sh" "$noagg_script" "$picoquic_script" "$bbr410_files"/* "$mahimahi_files"/*; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
+    hash=$( { cat "${BASH_SOURCE[0]}" "$here/box-parts.sh" "$noagg_script" "$picoquic_script" "$bbr410_files"/* "$mahimahi_files"/*
+        roles_files; printf '%s\n' "$packages" ${arch_key:+"$arch_key"} \
         ${bbr3_kernel:+"$(basename "$bbr3_kernel")"}; } | sha256sum | cut -c1-16)
     # A box with the BBRv3 kernel is cached beside the one without it, so switching
     # BBRLAB_BBR3_KERNEL back and forth rebuilds neither.
@@ -322,6 +329,31 @@ base_root() { # base_root ROOT: Debian with the box's packages (base, Ansible's,
         die "the box's packages did not install (the last lines of apt's log above)"
 }
 
+provision_image() { # provision_image ROOT: the testbed's roles applied into the box's image
+    # natively (ansible-playbook in its chroot), but for their tasks that need the running kernel
+    # (bbrlab_image_build), here the build host's. The playbook records in the image which roles
+    # built it; a VM booted from it, provisioned by the same roles, then runs only those tasks.
+    local root=$1 record=$1/var/lib/bbrlab/image-roles.sha256
+    mkdir -p "$root/tmp/bbrlab-ansible"
+    cp -a "$repo/ansible/." "$root/tmp/bbrlab-ansible/"
+    if timed "the roles into the image" logged "$build_root/provision.log" \
+        in_root "$root" ANSIBLE_CONFIG=/tmp/bbrlab-ansible/ansible.cfg ansible-playbook -c local -i localhost, \
+        -e testbed_project_dir=/vagrant -e bbrlab_image_build=true -e ansible_become=false \
+        /tmp/bbrlab-ansible/playbook.yml; then
+        if ((${#part_out[@]})); then
+            # their roles try again at provisioning: the first boot runs every role
+            rm -f "$record"
+            log "the box's first boot runs every role: ${!part_out[*]} left out of the box"
+        fi
+    else
+        rm -f "$record"
+        log "warning: the roles did not apply to the box's image (log: $cache/logs/build-box-provision.log);" \
+            "its first boot runs every role"
+        mkdir -p "$cache/logs" && cp "$build_root/provision.log" "$cache/logs/build-box-provision.log"
+    fi
+    rm -rf "$root/tmp/bbrlab-ansible" "$root/root/.ansible"
+}
+
 build_box() {
     local root t_all
     t_all=$(now)
@@ -340,6 +372,7 @@ build_box() {
     fi
     if [[ $arch == "$host_arch" ]]; then
         build_parts "$root"
+        provision_image "$root"
     else
         log "tcp_bbr_noagg, tcp_bbr410, picoquic and Mahimahi not built for a foreign architecture: provisioning builds them (roles bbrnoagg, bbr410, picoquic, mahimahi)"
     fi
