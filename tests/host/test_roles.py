@@ -36,7 +36,7 @@ def test_the_list_names_every_role_but_the_sweeps_and_each_exists():
 def test_the_playbook_and_the_shard_hosts_apply_the_list():
     (play,) = yaml.safe_load((ANSIBLE / "playbook.yml").read_text())
     assert play["vars_files"] == ["testbed-roles.yml"] and "roles" not in play
-    check, full, runtime, record = play["tasks"]
+    check, full, runtime, folder, record = play["tasks"]
     task = full
     assert task["ansible.builtin.include_role"]["name"] == "{{ bbrlab_role }}" and task["loop"] == "{{ bbrlab_roles }}"
     # an image these roles built runs only their runtime tasks; never when asked for all of them
@@ -44,7 +44,7 @@ def test_the_playbook_and_the_shard_hosts_apply_the_list():
     assert runtime["loop"] == "{{ bbrlab_runtime_roles }}"
     assert "bbrlab_full_provision" in check["when"] and "bbrlab_image_build" in check["when"]
     assert full["when"] == "bbrlab_image.rc | default(1) != 0" and runtime["when"] == "bbrlab_image.rc | default(1) == 0"
-    assert record["when"] == "bbrlab_image_build | bool"
+    assert record["when"] == folder["when"] == "bbrlab_image_build | bool"
     tasks = yaml.safe_load((ANSIBLE / "roles" / "sweep" / "tasks" / "provision.yml").read_text())
     assert tasks[0]["ansible.builtin.include_vars"]["file"] == "{{ playbook_dir }}/testbed-roles.yml"
     assert tasks[1]["loop"] == "{{ bbrlab_roles }}"
